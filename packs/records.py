@@ -1,0 +1,73 @@
+"""Typed results of the Pack API (frozen dataclasses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class KnowledgeChunk:
+    """A piece of a document or media transcript, addressed by source and position."""
+
+    text: str
+    source: str
+    position: int
+    title: str | None = None
+    start_s: float | None = None
+    end_s: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    id: str
+    merged: bool
+    similarity: float | None  # to the memory it merged into, when it merged
+
+
+@dataclass(frozen=True)
+class RecalledItem:
+    """One injected item with every part of its score."""
+
+    id: str
+    kind: str
+    text: str
+    lesson: str | None
+    response: str | None
+    similarity: float
+    utility: float
+    confidence: float
+    score: float
+    exploration_bonus: float
+    usage_count: int
+    reward_count: int
+    polarity: str | None
+    warning: bool
+    source: str | None = None
+    title: str | None = None
+    start_s: float | None = None
+    end_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What ``Pack.recall`` returns: the episode to reward later and the winners."""
+
+    episode_id: str | None
+    query: str
+    items: tuple[RecalledItem, ...]
+    candidate_count: int
+    prompt: str
+
+    @property
+    def ids(self) -> list[str]:
+        return [item.id for item in self.items]
+
+
+@dataclass(frozen=True)
+class FeedbackResult:
+    episode_id: str
+    applied: int  # memories whose utility moved
+    duplicate: bool  # True when the idempotency key was seen before
+    utilities: dict[str, float]

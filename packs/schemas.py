@@ -1,0 +1,177 @@
+"""The Arrow schemas of every Pack table, in one place.
+
+``SCHEMA_VERSION`` is recorded in the Pack's ``pack_meta`` table. A Pack written by a
+newer schema than this code knows is refused (:class:`SchemaVersionError`) rather than
+misread. Vector columns depend on the embedder's dimension, so the schemas are built
+by functions of ``dim``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+MEMORIES = "memories"
+EPISODES = "episodes"
+RETRIEVAL_LOG = "retrieval_log"
+REWARD_EVENTS = "reward_events"
+STATE_TRACES = "state_traces"
+PACK_META = "pack_meta"
+
+KIND_MEMORY = "memory"
+KIND_KNOWLEDGE = "knowledge"
+
+TS = pa.timestamp("us", tz="UTC")
+
+
+def vector(dim: int) -> pa.DataType:
+    return pa.list_(pa.float32(), dim)
+
+
+PROVENANCE = pa.struct(
+    [
+        pa.field("source", pa.string()),
+        pa.field("at", TS),
+        pa.field("intent_text", pa.string()),
+        pa.field("metadata_json", pa.string()),
+    ]
+)
+
+
+def memories_schema(dim: int) -> pa.Schema:
+    """Memories and knowledge chunks share one retrieval table, told apart by ``kind``."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("intent_text", pa.string(), nullable=False),
+            pa.field("intent_embedding", vector(dim), nullable=False),
+            pa.field("response_summary", pa.string()),
+            pa.field("response_embedding", vector(dim)),
+            pa.field("outcome", pa.string()),
+            pa.field("utility", pa.float64(), nullable=False),
+            pa.field("confidence", pa.float64(), nullable=False),
+            pa.field("signal_polarity", pa.string()),
+            pa.field("experience_summary", pa.string()),
+            pa.field("usage_count", pa.int64(), nullable=False),
+            pa.field("reward_count", pa.int64(), nullable=False),
+            pa.field("merge_count", pa.int64(), nullable=False),
+            pa.field("source", pa.string()),
+            pa.field("source_position", pa.int64()),
+            pa.field("title", pa.string()),
+            pa.field("start_s", pa.float64()),
+            pa.field("end_s", pa.float64()),
+            pa.field("metadata_json", pa.string()),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("provenance", pa.list_(PROVENANCE)),
+            pa.field("created_at", TS, nullable=False),
+            pa.field("updated_at", TS, nullable=False),
+            pa.field("last_used_at", TS),
+            pa.field("lesson_at", TS),
+        ]
+    )
+
+
+def episodes_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("created_at", TS, nullable=False),
+            pa.field("query_text", pa.string(), nullable=False),
+            pa.field("query_embedding", vector(dim), nullable=False),
+            pa.field("k1", pa.int32(), nullable=False),
+            pa.field("k2", pa.int32(), nullable=False),
+            pa.field("filter_json", pa.string()),
+            pa.field("candidate_ids", pa.list_(pa.string())),
+            pa.field("injected_ids", pa.list_(pa.string())),
+            pa.field("settings_version", pa.int64()),
+            pa.field("response", pa.string()),
+            pa.field("response_embedding", vector(dim)),
+            pa.field("success", pa.bool_()),
+            pa.field("resolved_at", TS),
+        ]
+    )
+
+
+RETRIEVAL_LOG_SCHEMA = pa.schema(
+    [
+        pa.field("episode_id", pa.string(), nullable=False),
+        pa.field("item_id", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("phase_a_rank", pa.int32(), nullable=False),
+        pa.field("similarity", pa.float64(), nullable=False),
+        pa.field("utility", pa.float64(), nullable=False),
+        pa.field("confidence", pa.float64(), nullable=False),
+        pa.field("z_similarity", pa.float64(), nullable=False),
+        pa.field("z_utility", pa.float64(), nullable=False),
+        pa.field("z_confidence", pa.float64(), nullable=False),
+        pa.field("bonus", pa.float64(), nullable=False),
+        pa.field("score", pa.float64(), nullable=False),
+        pa.field("injected", pa.bool_(), nullable=False),
+        pa.field("final_rank", pa.int32()),
+        pa.field("created_at", TS, nullable=False),
+    ]
+)
+
+# One row per (reward, memory). ``event_id`` is derived from the caller's idempotency key
+# and the memory id, so a redelivered reward is recognised and applied once. ``alpha``
+# and ``weight`` are the step actually used, so a replay reproduces the online value even
+# after the Pack's settings change.
+REWARD_EVENTS_SCHEMA = pa.schema(
+    [
+        pa.field("event_id", pa.string(), nullable=False),
+        pa.field("idempotency_key", pa.string(), nullable=False),
+        pa.field("episode_id", pa.string(), nullable=False),
+        pa.field("memory_id", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("signal", pa.string(), nullable=False),
+        pa.field("magnitude", pa.float64()),
+        pa.field("value", pa.float64(), nullable=False),
+        pa.field("weight", pa.float64(), nullable=False),
+        pa.field("alpha", pa.float64(), nullable=False),
+        pa.field("confidence_rate", pa.float64(), nullable=False),
+        pa.field("q_before", pa.float64()),
+        pa.field("q_after", pa.float64()),
+        pa.field("created_at", TS, nullable=False),
+        pa.field("writer", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+    ]
+)
+
+STATE_TRACES_SCHEMA = pa.schema(
+    [
+        pa.field("at", TS, nullable=False),
+        pa.field("episode_count", pa.int64(), nullable=False),
+        pa.field("memory_count", pa.int64(), nullable=False),
+        pa.field("knowledge_count", pa.int64(), nullable=False),
+        pa.field("reward_count", pa.int64(), nullable=False),
+        pa.field("q_variance", pa.float64()),
+        pa.field("q_noise_floor", pa.float64()),
+        pa.field("q_variance_ratio", pa.float64()),
+        pa.field("hit_rate", pa.float64()),
+        pa.field("coverage", pa.float64()),
+        pa.field("feedback_density", pa.float64()),
+        pa.field("stage", pa.string(), nullable=False),
+    ]
+)
+
+PACK_META_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("value_json", pa.string(), nullable=False),
+        pa.field("updated_at", TS, nullable=False),
+    ]
+)
+
+
+def all_schemas(dim: int) -> dict[str, pa.Schema]:
+    """Every table a Pack holds, by name."""
+    return {
+        MEMORIES: memories_schema(dim),
+        EPISODES: episodes_schema(dim),
+        RETRIEVAL_LOG: RETRIEVAL_LOG_SCHEMA,
+        REWARD_EVENTS: REWARD_EVENTS_SCHEMA,
+        STATE_TRACES: STATE_TRACES_SCHEMA,
+        PACK_META: PACK_META_SCHEMA,
+    }

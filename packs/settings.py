@@ -1,0 +1,104 @@
+"""Per-Pack settings: retrieval weights, learning rates and write policies.
+
+Settings are stored with the Pack (``pack_meta`` table) and versioned there, so two
+Packs built by the same code can be wired differently. Defaults and their sources:
+
+| setting | default | source |
+|---|---|---|
+| ``alpha`` | 0.3 | MemRL, ``rl_config.alpha`` in MemTensor/MemRL ``configs/*.yaml`` |
+| ``lam`` | 0.5 | MemRL, ``weight_sim = weight_q = 0.5`` (λ between similarity and utility) |
+| ``k1`` | 10 | MemRL recalls 5..10 candidates; we take the top of that range |
+| ``k2`` | 3 | MemRL ``topk: 3`` (ALFWorld, HLE configs) |
+| ``delta`` | 0.25 | hand-set for all-MiniLM-L6-v2, below MemRL's 0.5 for its larger embedder; tune on ``data/evals`` |
+| ``w_confidence`` | 0.1 | hand-set: confidence breaks ties, never outvotes similarity or utility |
+| ``explore_bonus`` | 0.1 | MISSION.md, ``0.1/sqrt(1+uses)`` |
+| ``dedup_threshold`` | see ``docs/dedup.md`` | measured on ``data/dedup/intent_pairs.jsonl`` |
+| ``z_floor_*`` | 0.02 / 0.1 / 0.1 | hand-set spread floors so tiny differences don't become whole standard deviations |
+| ``z_clip`` | 3.0 | MemRL clips utility z-scores to [-3, 3] (``_normalize_q``) |
+| ``failure_utility`` | -0.3 | hand-set: below it a memory is shown as a WARNING even without a failure label |
+| ``max_text_chars`` | 20,000 | hand-set: about 4,000 words; the embedder reads only the first 256 word pieces |
+| ``log_flush_rows`` / ``log_flush_seconds`` | 256 / 5.0 | hand-set; see ``docs/durability.md`` |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from packs.errors import InvalidSettings
+
+# Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
+# because a false merge loses a memory while a missed merge only stores a near-copy).
+DEFAULT_DEDUP_THRESHOLD = 0.80
+
+
+@dataclass(frozen=True)
+class PackSettings:
+    """Everything a Pack can be tuned with. Unknown keys are rejected."""
+
+    alpha: float = 0.3
+    lam: float = 0.5
+    k1: int = 10
+    k2: int = 3
+    delta: float = 0.25
+    w_confidence: float = 0.1
+    explore_bonus: float = 0.1
+    dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD
+    z_floor_similarity: float = 0.02
+    z_floor_utility: float = 0.1
+    z_floor_confidence: float = 0.1
+    z_clip: float = 3.0
+    failure_utility: float = -0.3
+    max_text_chars: int = 20_000
+    log_flush_rows: int = 256
+    log_flush_seconds: float = 5.0
+    compact_every_commits: int = 64
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_range("alpha", self.alpha, 0.0, 1.0, low_open=True)
+        _check_range("lam", self.lam, 0.0, 1.0)
+        _check_range("delta", self.delta, -1.0, 1.0)
+        _check_range("dedup_threshold", self.dedup_threshold, 0.0, 1.0)
+        _check_range("w_confidence", self.w_confidence, 0.0, 10.0)
+        _check_range("explore_bonus", self.explore_bonus, 0.0, 10.0)
+        _check_range("failure_utility", self.failure_utility, -1.0, 1.0)
+        for name in ("z_floor_similarity", "z_floor_utility", "z_floor_confidence", "z_clip"):
+            _check_range(name, getattr(self, name), 0.0, 100.0, low_open=True)
+        _check_range("log_flush_seconds", self.log_flush_seconds, 0.0, 86_400.0)
+        for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidSettings(f"{name} must be a positive int, got {value!r}.")
+        if self.k2 > self.k1:
+            raise InvalidSettings(f"k2={self.k2} must not exceed k1={self.k1}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PackSettings:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidSettings(
+                f"Unknown Pack setting(s) {unknown}; known settings are {sorted(known)}."
+            )
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> PackSettings:
+        return self.from_dict({**self.to_dict(), **changes})
+
+
+def _check_range(
+    name: str, value: object, low: float, high: float, *, low_open: bool = False
+) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidSettings(f"{name} must be a number, got {type(value).__name__}.")
+    number = float(value)
+    below = number <= low if low_open else number < low
+    if not math.isfinite(number) or below or number > high:
+        bracket = "(" if low_open else "["
+        raise InvalidSettings(f"{name}={value!r} is outside {bracket}{low}, {high}].")

@@ -1,0 +1,235 @@
+"""Where a Pack lives and how its LanceDB tables are opened.
+
+A Pack is one LanceDB database: ``<root>/<name>``. The root is a local folder
+(default ``./.wolfie``, overridable by ``WOLFIE_ROOT``) or ``s3://bucket/prefix`` on any
+S3-compatible endpoint. S3 settings come from explicit ``storage_options`` or from the
+standard ``AWS_*`` environment variables, read here at open time, never at import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+
+from packs import schemas
+from packs.errors import PackNotFound, ReadOnlyPack
+from packs.validation import check_pack_name
+
+DEFAULT_ROOT = ".wolfie"
+
+# AWS_* variable -> Lance object-store option. Lance reads some of these itself, but
+# naming them here makes an endpoint like moto or MinIO work without further setup.
+_ENV_TO_OPTION = {
+    "AWS_ACCESS_KEY_ID": "aws_access_key_id",
+    "AWS_SECRET_ACCESS_KEY": "aws_secret_access_key",
+    "AWS_SESSION_TOKEN": "aws_session_token",
+    "AWS_REGION": "aws_region",
+    "AWS_DEFAULT_REGION": "aws_region",
+    "AWS_ENDPOINT_URL_S3": "aws_endpoint",
+    "AWS_ENDPOINT_URL": "aws_endpoint",
+}
+_SECRET_OPTIONS = frozenset({"aws_secret_access_key", "aws_session_token", "aws_access_key_id"})
+
+
+def resolve_root(root: str | os.PathLike[str] | None) -> str:
+    """The Pack root: the argument, else ``WOLFIE_ROOT``, else ``./.wolfie``."""
+    if root is None:
+        root = os.environ.get("WOLFIE_ROOT") or DEFAULT_ROOT
+    text = os.fspath(root)
+    if is_remote(text):
+        return text.rstrip("/")
+    return str(Path(text).expanduser().resolve())
+
+
+def is_remote(uri: str) -> bool:
+    return "://" in uri and not uri.startswith("file://")
+
+
+def storage_options_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Lance ``storage_options`` built from the standard ``AWS_*`` variables."""
+    env = os.environ if env is None else env
+    options: dict[str, str] = {}
+    # Later names in _ENV_TO_OPTION lose to earlier ones (AWS_REGION beats AWS_DEFAULT_REGION).
+    for var, option in reversed(list(_ENV_TO_OPTION.items())):
+        if env.get(var):
+            options[option] = env[var]
+    endpoint = options.get("aws_endpoint", "")
+    if endpoint.startswith("http://"):
+        options["allow_http"] = "true"
+    return options
+
+
+def redact(options: Mapping[str, str]) -> dict[str, str]:
+    """Storage options safe to print: secrets replaced by ``***``."""
+    return {k: ("***" if k in _SECRET_OPTIONS else v) for k, v in options.items()}
+
+
+@dataclass(frozen=True)
+class PackLocation:
+    """Where one Pack's database lives. ``repr`` never shows credentials."""
+
+    name: str
+    root: str
+    storage_options: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def uri(self) -> str:
+        return f"{self.root}/{self.name}"
+
+    def __repr__(self) -> str:
+        return (
+            f"PackLocation(name={self.name!r}, root={self.root!r}, "
+            f"storage_options={redact(self.storage_options)!r})"
+        )
+
+
+def locate(
+    name: str,
+    root: str | os.PathLike[str] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> PackLocation:
+    """Validate ``name`` and resolve where the Pack lives."""
+    check_pack_name(name)
+    resolved = resolve_root(root)
+    options: dict[str, str] = {}
+    if is_remote(resolved):
+        options = storage_options_from_env()
+        options.update(storage_options or {})
+        if options.get("aws_endpoint", "").startswith("http://"):
+            options.setdefault("allow_http", "true")
+    return PackLocation(name=name, root=resolved, storage_options=options)
+
+
+class PackStore:
+    """The LanceDB tables of one Pack. All I/O of the engine goes through here."""
+
+    def __init__(self, location: PackLocation, *, read_only: bool) -> None:
+        self.location = location
+        self.read_only = read_only
+        self._db = lancedb.connect(
+            location.uri,
+            storage_options=location.storage_options or None,
+            # Readers see other processes' commits without reopening.
+            read_consistency_interval=timedelta(seconds=0) if read_only else None,
+        )
+        self._tables: dict[str, Any] = {}
+
+    def table_names(self) -> set[str]:
+        names: set[str] = set()
+        token = None
+        while True:
+            page = self._db.list_tables(page_token=token, limit=1000)
+            names.update(page.tables)
+            token = page.page_token
+            if not token:
+                return names
+
+    def exists(self) -> bool:
+        return schemas.PACK_META in self.table_names()
+
+    def create(self, dim: int) -> None:
+        """Create every table that does not exist yet (safe to call again)."""
+        self.require_writable("create the Pack")
+        existing = self.table_names()
+        for name, schema in schemas.all_schemas(dim).items():
+            if name not in existing:
+                self._db.create_table(name, schema=schema, exist_ok=True)
+
+    def table(self, name: str) -> Any:
+        if name not in self._tables:
+            try:
+                self._tables[name] = self._db.open_table(name)
+            except (FileNotFoundError, ValueError) as exc:
+                raise PackNotFound(
+                    f"Pack {self.location.name!r} under {self.location.root!r} has no "
+                    f"table {name!r}; create it with Pack.open(..., create=True)."
+                ) from exc
+        return self._tables[name]
+
+    def has_table(self, name: str) -> bool:
+        return name in self._tables or name in self.table_names()
+
+    def ensure_table(self, name: str, schema: pa.Schema) -> Any:
+        """Open ``name``, creating it with ``schema`` first when it is missing."""
+        if not self.has_table(name):
+            self.require_writable(f"create table {name!r}")
+            self._db.create_table(name, schema=schema, exist_ok=True)
+        return self.table(name)
+
+    def require_writable(self, action: str) -> None:
+        if self.read_only:
+            raise ReadOnlyPack(
+                f"Pack {self.location.name!r} is open read-only; cannot {action}. "
+                "Open it with read_only=False to write."
+            )
+
+    # --- pack_meta: small JSON values, upserted by key -------------------------------
+
+    def read_meta(self) -> dict[str, Any]:
+        rows = self.table(schemas.PACK_META).to_arrow().to_pylist()
+        return {row["key"]: json.loads(row["value_json"]) for row in rows}
+
+    def write_meta(self, values: Mapping[str, Any]) -> None:
+        self.require_writable("write Pack metadata")
+        now = datetime.now(UTC)
+        data = pa.Table.from_pylist(
+            [
+                {"key": k, "value_json": json.dumps(v, sort_keys=True), "updated_at": now}
+                for k, v in values.items()
+            ],
+            schema=schemas.PACK_META_SCHEMA,
+        )
+        self.merge(schemas.PACK_META, data, "key", update=True)
+
+    # --- writes ------------------------------------------------------------------------
+    # Nullable vector columns (a chunk has no response embedding) are legitimate, so
+    # writes pass on_bad_vectors="null"; our own vectors always have the right size.
+
+    def append(self, name: str, data: pa.Table) -> None:
+        self.require_writable(f"append to {name!r}")
+        if data.num_rows:
+            self.table(name).add(data, on_bad_vectors="null")
+
+    def merge(
+        self,
+        name: str,
+        data: pa.Table,
+        on: str | list[str],
+        *,
+        update: bool | str = False,
+        insert: bool = True,
+    ) -> None:
+        """One ``merge_insert`` commit keyed on ``on`` (idempotent).
+
+        ``update=True`` updates matched rows, a string updates only matched rows where
+        that SQL condition holds (``target.`` / ``source.`` prefixes), ``False`` leaves
+        them alone. ``insert`` adds rows whose key is new. ``data`` may hold a subset of
+        the columns when ``insert`` is False.
+        """
+        self.require_writable(f"write to {name!r}")
+        if not data.num_rows:
+            return
+        builder = self.table(name).merge_insert(on)
+        if update is True:
+            builder = builder.when_matched_update_all()
+        elif isinstance(update, str):
+            builder = builder.when_matched_update_all(where=update)
+        if insert:
+            builder = builder.when_not_matched_insert_all()
+        builder.execute(data, on_bad_vectors="null")
+
+    def compact(self, name: str) -> None:
+        """Merge small fragments of ``name``; old versions are kept for time travel."""
+        self.require_writable(f"compact {name!r}")
+        self.table(name).optimize()
+
+    def fragment_count(self, name: str) -> int:
+        return int(self.table(name).stats()["fragment_stats"]["num_fragments"])
