@@ -64,14 +64,12 @@ class WriteBuffer:
     def pending_memory(self, memory_id: str) -> PendingMemory | None:
         return self._memories.get(memory_id)
 
-    def effective(
-        self, memory_id: str, stored: LearnedState, polarity: str | None
-    ) -> tuple[LearnedState, int]:
+    def effective(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
         """The learned state with pending steps applied, and the pending use count."""
         pending = self._memories.get(memory_id)
         if pending is None:
             return stored, 0
-        return fold(pending.steps, stored, polarity), pending.uses
+        return fold(pending.steps, stored), pending.uses
 
     def row_count(self) -> int:
         return sum(len(r) for r in self._rows.values()) + sum(

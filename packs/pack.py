@@ -12,14 +12,10 @@ Public API (all documented in README.md):
 from __future__ import annotations
 
 import atexit
-import itertools
 import logging
 import os
-import socket
-import threading
 import uuid
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +24,6 @@ import numpy as np
 import pyarrow as pa
 
 from packs import schemas
-from packs.buffer import PendingMemory, WriteBuffer
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, default_embedder
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import (
@@ -36,33 +31,27 @@ from packs.errors import (
     PackNotFound,
     ReadOnlyPack,
     SchemaVersionError,
-    UnknownEpisode,
     UnknownMemory,
 )
-from packs.filters import in_clause, sql_literal, where_clause
+from packs.filters import sql_literal, where_clause
+from packs.journal import Journal, learned_of
 from packs.prompt import render_prompt
-from packs.ranking import RankWeights, rerank, similarity_from_distance
 from packs.records import (
     FeedbackResult,
     KnowledgeChunk,
     Recall,
-    RecalledItem,
     RememberResult,
 )
-from packs.rewards import DEFAULT_CONFIDENCE_RATE, LearnedState, RewardStep, fold
-from packs.rows import knowledge_row, memory_row, merged_row, stable_hash
+from packs.retrieval import phase_a, phase_b
+from packs.rewards import DEFAULT_CONFIDENCE_RATE, RewardStep
+from packs.rows import knowledge_row, memory_row, merged_row
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
 from packs.validation import check_metadata, check_text, check_unit_interval
 
 log = logging.getLogger(__name__)
 
-_CANDIDATE_COLUMNS = [
-    "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
-    "confidence", "usage_count", "reward_count", "signal_polarity", "source", "title",
-    "start_s", "end_s", "_distance",
-]  # fmt: skip
-_LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "signal_polarity"]
+_LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count"]
 _KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
 _EPISODE_CACHE = 10_000  # recent episodes kept in memory for feedback lookups
 _POLARITIES = (None, "success", "failure")
@@ -76,7 +65,7 @@ def _close_open_packs() -> None:
     for pack in list(_open_packs):
         try:
             pack.close()
-        except Exception:  # noqa: BLE001 - exit boundary: report and go on with the rest
+        except Exception:
             log.exception("Flushing Pack %r at exit failed", pack.name)
 
 
@@ -97,13 +86,10 @@ class Pack:
         self._embedding = embedding
         self._embedder = embedder
         self._schemas = schemas.all_schemas(embedding.dim)
-        self._buffer = WriteBuffer(settings.log_flush_rows, settings.log_flush_seconds)
-        self._episodes: OrderedDict[str, list[str]] = OrderedDict()
-        self._seen_keys: set[str] = set()
-        self._commits: dict[str, int] = {}
-        self._lock = threading.RLock()
-        self._writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self._seq = itertools.count()
+        self._journal = Journal(
+            store, embedding.dim, settings.log_flush_rows, settings.log_flush_seconds
+        )
+        self._journal.compact_every = settings.compact_every_commits
         self._closed = False
         if not store.read_only:
             _open_packs.add(self)
@@ -223,11 +209,16 @@ class Pack:
         new = self._settings.replace(**changes)
         version = self._settings_version + 1
         self._store.write_meta(
-            {"settings": new.to_dict(), "settings_version": version, f"settings@{version}": new.to_dict()}
+            {
+                "settings": new.to_dict(),
+                "settings_version": version,
+                f"settings@{version}": new.to_dict(),
+            }
         )
         self._settings, self._settings_version = new, version
-        self._buffer.flush_rows = new.log_flush_rows
-        self._buffer.flush_seconds = new.log_flush_seconds
+        self._journal.buffer.flush_rows = new.log_flush_rows
+        self._journal.buffer.flush_seconds = new.log_flush_seconds
+        self._journal.compact_every = new.compact_every_commits
         return new
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -248,81 +239,8 @@ class Pack:
         _open_packs.discard(self)
 
     def flush(self) -> None:
-        """Write buffered episodes, retrieval logs, reward events and learned state now.
-
-        Order matters for crash safety: the reward log is written before the utilities it
-        explains, so a crash between the two leaves utilities that ``rebuild_utilities``
-        restores from the log. Whatever a failed write had not stored is kept for the
-        next flush.
-        """
-        with self._lock:
-            if self._buffer.empty():
-                return
-            tables, memories = self._buffer.drain(self._schemas)
-            try:
-                self._write_logs(tables)
-                if memories:
-                    self._write_learned(memories)
-                    memories = {}
-            except BaseException:
-                self._buffer.restore(tables, memories)
-                raise
-            self._compact_due_tables()
-
-    def _write_logs(self, tables: dict[str, pa.Table]) -> None:
-        """Write each pending log table; remove it from ``tables`` once stored."""
-        keys = {schemas.EPISODES: "id", schemas.REWARD_EVENTS: "event_id"}
-        for name in (schemas.EPISODES, schemas.RETRIEVAL_LOG, schemas.REWARD_EVENTS):
-            if name not in tables:
-                continue
-            if name in keys:  # idempotent: a retried flush can't duplicate them
-                self._store.merge(name, tables[name], keys[name])
-            else:
-                self._store.append(name, tables[name])
-            del tables[name]
-            self._commits[name] = self._commits.get(name, 0) + 1
-
-    def _write_learned(self, memories: dict[str, PendingMemory]) -> None:
-        """Apply pending uses and reward steps on top of the stored values, in one commit."""
-        stored = self._stored_learned(list(memories))
-        now = datetime.now(UTC)
-        rows = []
-        for memory_id, pending in memories.items():
-            if memory_id not in stored:
-                log.warning("Memory %s vanished before its learned state was written", memory_id)
-                continue
-            row = stored[memory_id]
-            state = fold(pending.steps, _learned(row), row["signal_polarity"])
-            rows.append(
-                {
-                    "id": memory_id,
-                    "utility": state.utility,
-                    "confidence": state.confidence,
-                    "reward_count": state.reward_count,
-                    "usage_count": int(row["usage_count"]) + pending.uses,
-                    "updated_at": now,
-                    "last_used_at": pending.last_used_at or row.get("last_used_at"),
-                }
-            )
-        if rows:
-            schema = pa.schema([self._schemas[schemas.MEMORIES].field(c) for c in rows[0]])
-            table = pa.Table.from_pylist(rows, schema=schema)
-            self._store.merge(schemas.MEMORIES, table, "id", update=True, insert=False)
-            self._commits[schemas.MEMORIES] = self._commits.get(schemas.MEMORIES, 0) + 1
-
-    def _compact_due_tables(self) -> None:
-        for name, count in list(self._commits.items()):
-            if count < self._settings.compact_every_commits:
-                continue
-            try:
-                self._store.compact(name)
-                self._commits[name] = 0
-            except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
-                log.warning("Compaction of %s in Pack %r deferred: %s", name, self.name, exc)
-
-    def _maybe_flush(self) -> None:
-        if self._buffer.due():
-            self.flush()
+        """Write buffered episodes, logs, reward events and learned state now."""
+        self._journal.flush()
 
     # --- embedding -----------------------------------------------------------------------
 
@@ -366,19 +284,22 @@ class Pack:
         source = check_text(source, "source", 2_000)
         intent_vec, response_vec = self._embed([intent, response])
         now = datetime.now(UTC)
-        with self._lock:
+        row = memory_row(
+            intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
+        )
+        with self._journal.lock:
+            if self._store.table(schemas.MEMORIES).count_rows(f"id = {sql_literal(row['id'])}"):
+                return RememberResult(row["id"], "exists", 1.0)  # a retried call: no change
             nearest = self._nearest_memory(intent_vec)
             if nearest is not None:
                 similarity = 1.0 - float(nearest.pop("_distance"))
                 if similarity >= self._settings.dedup_threshold:
-                    row = merged_row(nearest, intent, outcome, meta, source, now)
-                    self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id", update=True)
-                    return RememberResult(row["id"], merged=True, similarity=similarity)
-            row = memory_row(
-                intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
-            )
+                    merged = merged_row(nearest, intent, outcome, meta, source, now)
+                    table = self._memory_table([merged])
+                    self._store.merge(schemas.MEMORIES, table, "id", update=True)
+                    return RememberResult(merged["id"], "merged", similarity)
             self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
-            return RememberResult(row["id"], merged=False, similarity=None)
+            return RememberResult(row["id"], "created", None)
 
     def _nearest_memory(self, vector: np.ndarray) -> dict[str, Any] | None:
         hits = (
@@ -494,147 +415,18 @@ class Pack:
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
         vector = self._embed([text])[0]
-        with self._lock:
-            candidates = self._phase_a(vector, k1, clause)
-            items, rows = self._phase_b(candidates, k2)
+        with self._journal.lock:
+            table = self._store.table(schemas.MEMORIES)
+            candidates = phase_a(table, vector, k1, clause, self._settings.delta)
+            ranked = phase_b(candidates, self._journal.buffer.effective, self._settings, k2)
             episode_id = None
             if log_episode:
-                episode_id = self._log_episode(text, vector, k1, k2, clause, candidates, rows)
-                self._maybe_flush()
-        return Recall(episode_id, text, tuple(items), len(candidates["id"]), render_prompt(items))
-
-    def _phase_a(self, vector: np.ndarray, k1: int, clause: str | None) -> dict[str, Any]:
-        query = (
-            self._store.table(schemas.MEMORIES)
-            .search(vector, vector_column_name="intent_embedding")
-            .distance_type("cosine")
-            .select(_CANDIDATE_COLUMNS)
-            .limit(k1)
-        )
-        if clause:
-            query = query.where(clause, prefilter=True)
-        hits = query.to_arrow()
-        similarity = similarity_from_distance(hits["_distance"].to_numpy())
-        keep = np.flatnonzero(similarity >= self._settings.delta)
-        columns = {name: hits[name].to_pylist() for name in _CANDIDATE_COLUMNS[:-1]}
-        candidates = {name: [values[i] for i in keep] for name, values in columns.items()}
-        candidates["similarity"] = similarity[keep]
-        return candidates
-
-    def _phase_b(
-        self, cand: dict[str, Any], k2: int
-    ) -> tuple[list[RecalledItem], list[dict[str, Any]]]:
-        n = len(cand["id"])
-        utility, confidence = np.zeros(n), np.zeros(n)
-        uses, rewards = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        for i, memory_id in enumerate(cand["id"]):
-            stored = LearnedState(
-                cand["utility"][i], cand["confidence"][i], cand["reward_count"][i]
-            )
-            state, pending_uses = self._buffer.effective(
-                memory_id, stored, cand["signal_polarity"][i]
-            )
-            utility[i], confidence[i] = state.utility, state.confidence
-            rewards[i] = state.reward_count
-            uses[i] = cand["usage_count"][i] + pending_uses
-        eligible = np.array([kd == schemas.KIND_KNOWLEDGE for kd in cand["kind"]], dtype=bool)
-        s = self._settings
-        ranking = rerank(
-            cand["similarity"], utility, confidence, uses, eligible & (rewards == 0),
-            RankWeights(s.lam, s.w_confidence, s.explore_bonus, s.z_floor_similarity,
-                        s.z_floor_utility, s.z_floor_confidence, s.z_clip),
-            k2,
-        )  # fmt: skip
-        final_rank = {int(i): r for r, i in enumerate(ranking.order)}
-        items = []
-        for i in ranking.order:
-            polarity = cand["signal_polarity"][i]
-            items.append(
-                RecalledItem(
-                    id=cand["id"][i],
-                    kind=cand["kind"][i],
-                    text=cand["intent_text"][i],
-                    lesson=cand["experience_summary"][i],
-                    response=cand["response_summary"][i],
-                    similarity=float(cand["similarity"][i]),
-                    utility=float(utility[i]),
-                    confidence=float(confidence[i]),
-                    score=float(ranking.score[i]),
-                    exploration_bonus=float(ranking.bonus[i]),
-                    usage_count=int(uses[i]),
-                    reward_count=int(rewards[i]),
-                    polarity=polarity,
-                    warning=polarity == "failure"
-                    or (rewards[i] > 0 and utility[i] <= s.failure_utility),
-                    source=cand["source"][i],
-                    title=cand["title"][i],
-                    start_s=cand["start_s"][i],
-                    end_s=cand["end_s"][i],
+                episode_id = self._journal.log_episode(
+                    text, vector, k1, k2, clause, candidates, ranked, self._settings_version
                 )
-            )
-        rows = [
-            {
-                "item_id": cand["id"][i],
-                "kind": cand["kind"][i],
-                "phase_a_rank": i,
-                "similarity": float(cand["similarity"][i]),
-                "utility": float(utility[i]),
-                "confidence": float(confidence[i]),
-                "z_similarity": float(ranking.z_similarity[i]),
-                "z_utility": float(ranking.z_utility[i]),
-                "z_confidence": float(ranking.z_confidence[i]),
-                "bonus": float(ranking.bonus[i]),
-                "score": float(ranking.score[i]),
-                "injected": i in final_rank,
-                "final_rank": final_rank.get(i),
-            }
-            for i in range(n)
-        ]
-        return items, rows
-
-    def _log_episode(
-        self,
-        text: str,
-        vector: np.ndarray,
-        k1: int,
-        k2: int,
-        clause: str | None,
-        candidates: dict[str, Any],
-        rows: list[dict[str, Any]],
-    ) -> str:
-        episode_id = "ep_" + uuid.uuid4().hex
-        now = datetime.now(UTC)
-        injected = [r["item_id"] for r in sorted(rows, key=lambda r: r["final_rank"] or 0) if r["injected"]]
-        self._buffer.add_rows(
-            schemas.EPISODES,
-            [
-                {
-                    "id": episode_id,
-                    "created_at": now,
-                    "query_text": text,
-                    "query_embedding": vector,
-                    "k1": k1,
-                    "k2": k2,
-                    "filter_json": clause,
-                    "candidate_ids": list(candidates["id"]),
-                    "injected_ids": injected,
-                    "settings_version": self._settings_version,
-                }
-            ],
-        )
-        self._buffer.add_rows(
-            schemas.RETRIEVAL_LOG,
-            [{**r, "episode_id": episode_id, "created_at": now} for r in rows],
-        )
-        for memory_id in injected:
-            self._buffer.add_use(memory_id, now)
-        self._remember_episode(episode_id, injected)
-        return episode_id
-
-    def _remember_episode(self, episode_id: str, injected: list[str]) -> None:
-        self._episodes[episode_id] = injected
-        while len(self._episodes) > _EPISODE_CACHE:
-            self._episodes.popitem(last=False)
+                self._journal.maybe_flush()
+        items = tuple(ranked.items)
+        return Recall(episode_id, text, items, len(candidates), render_prompt(items))
 
     # --- rewards -------------------------------------------------------------------------
 
@@ -678,8 +470,8 @@ class Pack:
         key = idempotency_key or uuid.uuid4().hex
         if idempotency_key is not None:
             check_text(idempotency_key, "idempotency_key", 512)
-        with self._lock:
-            injected = self._injected_ids(episode_id)
+        with self._journal.lock:
+            injected = self._journal.injected_ids(episode_id)
             targets = injected if memory_ids is None else list(memory_ids)
             unknown = sorted(set(targets) - set(injected))
             if unknown:
@@ -687,92 +479,15 @@ class Pack:
                     f"Memories {unknown} were not injected in episode {episode_id!r}; "
                     "rewards go only to what the episode used."
                 )
-            if idempotency_key is not None and self._key_seen(key):
+            if idempotency_key is not None and self._journal.key_seen(key):
                 return FeedbackResult(episode_id, 0, True, {})
-            states = self._learned_states(targets)
-            now = datetime.now(UTC)
-            rows, utilities = [], {}
-            for memory_id in targets:
-                before, polarity = states[memory_id]
-                step = RewardStep(value, self._settings.alpha, weight, DEFAULT_CONFIDENCE_RATE)
-                after = fold([step], before, polarity)
-                self._buffer.add_step(memory_id, step)
-                utilities[memory_id] = after.utility
-                rows.append(
-                    {
-                        "event_id": "rw_" + stable_hash(key, memory_id),
-                        "idempotency_key": key,
-                        "episode_id": episode_id,
-                        "memory_id": memory_id,
-                        "source": source,
-                        "signal": signal,
-                        "magnitude": magnitude,
-                        "value": value,
-                        "weight": weight,
-                        "alpha": step.alpha,
-                        "confidence_rate": step.confidence_rate,
-                        "q_before": before.utility,
-                        "q_after": after.utility,
-                        "created_at": now,
-                        "writer": self._writer,
-                        "seq": next(self._seq),
-                    }
-                )
-            self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
-            self._seen_keys.add(key)
-            self._maybe_flush()
-        return FeedbackResult(episode_id, len(rows), False, utilities)
-
-    def _injected_ids(self, episode_id: str) -> list[str]:
-        if episode_id in self._episodes:
-            return self._episodes[episode_id]
-        hits = (
-            self._store.table(schemas.EPISODES)
-            .search()
-            .where(f"id = {sql_literal(episode_id)}")
-            .select(["injected_ids"])
-            .limit(1)
-            .to_list()
-        )
-        if not hits:
-            raise UnknownEpisode(
-                f"Pack {self.name!r} has no episode {episode_id!r}; pass the episode_id "
-                "that recall() returned."
-            )
-        injected = list(hits[0]["injected_ids"] or [])
-        self._remember_episode(episode_id, injected)
-        return injected
-
-    def _key_seen(self, key: str) -> bool:
-        if key in self._seen_keys:
-            return True
-        clause = f"idempotency_key = {sql_literal(key)}"
-        return self._store.table(schemas.REWARD_EVENTS).count_rows(clause) > 0
-
-    def _stored_learned(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        if not ids:
-            return {}
-        rows = (
-            self._store.table(schemas.MEMORIES)
-            .search()
-            .where(in_clause("id", ids))
-            .select([*_LEARNED_COLUMNS, "last_used_at"])
-            .limit(len(ids))
-            .to_list()
-        )
-        return {row["id"]: row for row in rows}
-
-    def _learned_states(self, ids: list[str]) -> dict[str, tuple[LearnedState, str | None]]:
-        """Current learned state of ``ids``: stored values plus pending steps."""
-        stored = self._stored_learned(ids)
-        out = {}
-        for memory_id in ids:
-            row = stored.get(memory_id)
-            if row is None:
-                raise UnknownMemory(f"Pack {self.name!r} has no memory {memory_id!r}.")
-            state, _ = self._buffer.effective(memory_id, _learned(row), row["signal_polarity"])
-            out[memory_id] = (state, row["signal_polarity"])
-        return out
+            step = RewardStep(value, self._settings.alpha, weight, DEFAULT_CONFIDENCE_RATE)
+            utilities = self._journal.record_reward(
+                episode_id, targets, step, key=key, source=source, signal=signal,
+                magnitude=magnitude,
+            )  # fmt: skip
+            self._journal.maybe_flush()
+        return FeedbackResult(episode_id, len(utilities), False, utilities)
 
     # --- reading rows --------------------------------------------------------------------
 
@@ -790,7 +505,7 @@ class Pack:
         if not rows:
             raise UnknownMemory(f"Pack {self.name!r} has no memory {memory_id!r}.")
         row = rows[0]
-        state, uses = self._buffer.effective(memory_id, _learned(row), row["signal_polarity"])
+        state, uses = self._journal.buffer.effective(memory_id, learned_of(row))
         row.update(
             utility=state.utility,
             confidence=state.confidence,
@@ -803,7 +518,3 @@ class Pack:
         """Rows in ``table`` (pending buffered rows included after a flush)."""
         clause = f"kind = {sql_literal(kind)}" if kind else None
         return int(self._store.table(table).count_rows(clause))
-
-
-def _learned(row: Mapping[str, Any]) -> LearnedState:
-    return LearnedState(float(row["utility"]), float(row["confidence"]), int(row["reward_count"]))

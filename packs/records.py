@@ -21,9 +21,16 @@ class KnowledgeChunk:
 
 @dataclass(frozen=True)
 class RememberResult:
+    """``status``: "created" (new row), "merged" (absorbed by a near-duplicate) or
+    "exists" (the same intent and response were stored before: nothing changed)."""
+
     id: str
-    merged: bool
-    similarity: float | None  # to the memory it merged into, when it merged
+    status: str
+    similarity: float | None  # to the memory it matched, when it matched one
+
+    @property
+    def merged(self) -> bool:
+        return self.status == "merged"
 
 
 @dataclass(frozen=True)

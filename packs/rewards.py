@@ -5,12 +5,15 @@ Utility follows MemRL's exponential moving average ``Q <- Q + a·w·(r - Q)`` wi
 of the reward source. Because ``Q`` starts at 0 and each step is a convex combination of
 ``Q`` and ``r``, ``Q`` stays in [-1, 1].
 
-Lesson confidence moves on a separate, slower track (rate ``b``, default 0.1 < a):
-``c <- c + b·w·(s - c)`` with ``s = (1 + d·r) / 2`` where ``d`` is the lesson's direction
-(+1 "do this", -1 "avoid this"). A reward that confirms the lesson pushes ``c`` toward 1,
-one that contradicts it toward 0, a neutral one toward 0.5. ``d`` is the memory's
-polarity when one is set, else the sign of ``Q`` before the step, else the sign of ``r``
-(the first evidence sets the direction). ``c`` stays in [0, 1].
+Lesson confidence moves on a separate, slower track (rate ``b``, default 0.1 < a). It
+measures how *consistently* the evidence points one way, whichever way that is:
+``c <- c + b·w·(s - c)`` with ``s = (1 + d·r) / 2``, where ``d`` is the sign of ``Q``
+before the step (the direction the evidence so far points), or the sign of ``r`` when
+``Q`` is exactly 0 (the first evidence sets the direction). A reward that agrees with the
+running utility pushes ``c`` toward 1, one that contradicts it toward 0, a neutral one
+toward 0.5, so ``c`` stays in [0, 1]. A memory's polarity does not enter: a WARNING that
+helped an episode is evidence *for* its lesson, exactly like a success example that
+helped.
 """
 
 from __future__ import annotations
@@ -26,12 +29,8 @@ def ema_step(q: float, reward: float, alpha: float, weight: float = 1.0) -> floa
     return q + alpha * weight * (reward - q)
 
 
-def lesson_direction(q_before: float, reward: float, polarity: str | None) -> int:
-    """+1 when the lesson says "do this", -1 for "avoid this" (see module docstring)."""
-    if polarity == "success":
-        return 1
-    if polarity == "failure":
-        return -1
+def evidence_direction(q_before: float, reward: float) -> int:
+    """+1 or -1: the sign of the utility so far, or of the first reward."""
     if q_before > 0:
         return 1
     if q_before < 0:
@@ -39,11 +38,9 @@ def lesson_direction(q_before: float, reward: float, polarity: str | None) -> in
     return 1 if reward >= 0 else -1
 
 
-def confidence_step(
-    c: float, q_before: float, reward: float, rate: float, weight: float, polarity: str | None
-) -> float:
+def confidence_step(c: float, q_before: float, reward: float, rate: float, weight: float) -> float:
     """One confidence update ``c + rate·weight·(s - c)``, ``s = (1 + d·r)/2``."""
-    target = (1.0 + lesson_direction(q_before, reward, polarity) * reward) / 2.0
+    target = (1.0 + evidence_direction(q_before, reward) * reward) / 2.0
     return c + rate * weight * (target - c)
 
 
@@ -64,16 +61,12 @@ class LearnedState:
     reward_count: int
 
 
-def fold(
-    steps: Iterable[RewardStep],
-    start: LearnedState | None = None,
-    polarity: str | None = None,
-) -> LearnedState:
+def fold(steps: Iterable[RewardStep], start: LearnedState | None = None) -> LearnedState:
     """Apply ``steps`` in order. The online path and the replay both use this."""
     state = start or LearnedState(0.0, 0.0, 0)
     q, c, n = state.utility, state.confidence, state.reward_count
     for step in steps:
-        c = confidence_step(c, q, step.value, step.confidence_rate, step.weight, polarity)
+        c = confidence_step(c, q, step.value, step.confidence_rate, step.weight)
         q = ema_step(q, step.value, step.alpha, step.weight)
         n += 1
     return LearnedState(q, c, n)

@@ -1,23 +1,9 @@
 """Per-Pack settings: retrieval weights, learning rates and write policies.
 
 Settings are stored with the Pack (``pack_meta`` table) and versioned there, so two
-Packs built by the same code can be wired differently. Defaults and their sources:
-
-| setting | default | source |
-|---|---|---|
-| ``alpha`` | 0.3 | MemRL, ``rl_config.alpha`` in MemTensor/MemRL ``configs/*.yaml`` |
-| ``lam`` | 0.5 | MemRL, ``weight_sim = weight_q = 0.5`` (λ between similarity and utility) |
-| ``k1`` | 10 | MemRL recalls 5..10 candidates; we take the top of that range |
-| ``k2`` | 3 | MemRL ``topk: 3`` (ALFWorld, HLE configs) |
-| ``delta`` | 0.25 | hand-set for all-MiniLM-L6-v2, below MemRL's 0.5 for its larger embedder; tune on ``data/evals`` |
-| ``w_confidence`` | 0.1 | hand-set: confidence breaks ties, never outvotes similarity or utility |
-| ``explore_bonus`` | 0.1 | MISSION.md, ``0.1/sqrt(1+uses)`` |
-| ``dedup_threshold`` | see ``docs/dedup.md`` | measured on ``data/dedup/intent_pairs.jsonl`` |
-| ``z_floor_*`` | 0.02 / 0.1 / 0.1 | hand-set spread floors so tiny differences don't become whole standard deviations |
-| ``z_clip`` | 3.0 | MemRL clips utility z-scores to [-3, 3] (``_normalize_q``) |
-| ``failure_utility`` | -0.3 | hand-set: below it a memory is shown as a WARNING even without a failure label |
-| ``max_text_chars`` | 20,000 | hand-set: about 4,000 words; the embedder reads only the first 256 word pieces |
-| ``log_flush_rows`` / ``log_flush_seconds`` | 256 / 5.0 | hand-set; see ``docs/durability.md`` |
+Packs built by the same code can be wired differently. Every default and its source
+(MemRL's configs, a measurement, or a hand-set guess to tune) is listed in
+``docs/settings.md``.
 """
 
 from __future__ import annotations

@@ -231,5 +231,11 @@ class PackStore:
         self.require_writable(f"compact {name!r}")
         self.table(name).optimize()
 
+    def drop_all(self) -> None:
+        """Delete every table of this Pack (used by ``wolfie demo --fresh``)."""
+        self.require_writable("drop the Pack")
+        self._db.drop_all_tables()
+        self._tables.clear()
+
     def fragment_count(self, name: str) -> int:
         return int(self.table(name).stats()["fragment_stats"]["num_fragments"])

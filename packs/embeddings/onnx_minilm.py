@@ -31,7 +31,9 @@ def default_tokenizer_path() -> Path:
 class OnnxMiniLM(EmbeddingProvider):
     """all-MiniLM-L6-v2 int8 ONNX through onnxruntime on the CPU."""
 
-    info = EmbeddingInfo(provider="onnx-int8", model="all-MiniLM-L6-v2", space=MINILM_SPACE, dim=384)
+    info = EmbeddingInfo(
+        provider="onnx-int8", model="all-MiniLM-L6-v2", space=MINILM_SPACE, dim=384
+    )
 
     def __init__(
         self,

@@ -1,0 +1,287 @@
+"""The Pack's journal: episodes, retrieval logs, reward events and learned state.
+
+Everything on the hot path (a recall, a reward) goes to a :class:`WriteBuffer` first and
+is written in batches by :meth:`Journal.flush`; reads of learned state always see the
+stored values with pending steps applied, so buffering never changes a ranking.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from packs import schemas
+from packs.buffer import PendingMemory, WriteBuffer
+from packs.errors import UnknownEpisode, UnknownMemory
+from packs.filters import in_clause, sql_literal
+from packs.retrieval import Candidates, Ranked
+from packs.rewards import LearnedState, RewardStep, fold
+from packs.rows import stable_hash
+from packs.storage import PackStore
+
+log = logging.getLogger(__name__)
+
+_LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
+_EPISODE_CACHE = 10_000  # recent episodes kept in memory for reward lookups
+_IDEMPOTENT_KEYS = {schemas.EPISODES: "id", schemas.REWARD_EVENTS: "event_id"}
+
+
+def learned_of(row: Mapping[str, Any]) -> LearnedState:
+    return LearnedState(float(row["utility"]), float(row["confidence"]), int(row["reward_count"]))
+
+
+class Journal:
+    """Buffered logging and learned-state bookkeeping for one open Pack."""
+
+    def __init__(self, store: PackStore, dim: int, flush_rows: int, flush_seconds: float) -> None:
+        self._store = store
+        self._schemas = schemas.all_schemas(dim)
+        self.buffer = WriteBuffer(flush_rows, flush_seconds)
+        self._episodes: OrderedDict[str, list[str]] = OrderedDict()
+        self._seen_keys: set[str] = set()
+        self._commits: dict[str, int] = {}
+        self.compact_every = 64
+        self.lock = threading.RLock()
+        self.writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._seq = itertools.count()
+
+    # --- flushing ------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write buffered episodes, retrieval logs, reward events and learned state now.
+
+        The reward log is written before the utilities it explains, so a crash between
+        the two leaves utilities that ``rebuild_utilities`` restores from the log.
+        Whatever a failed write had not stored stays buffered for the next flush.
+        """
+        with self.lock:
+            if self.buffer.empty():
+                return
+            tables, memories = self.buffer.drain(self._schemas)
+            try:
+                self._write_logs(tables)
+                if memories:
+                    self._write_learned(memories)
+                    memories = {}
+            except BaseException:
+                self.buffer.restore(tables, memories)
+                raise
+            self._compact_due_tables()
+
+    def maybe_flush(self) -> None:
+        if self.buffer.due():
+            self.flush()
+
+    def _write_logs(self, tables: dict[str, pa.Table]) -> None:
+        """Write each pending log table; remove it from ``tables`` once stored."""
+        for name in (schemas.EPISODES, schemas.RETRIEVAL_LOG, schemas.REWARD_EVENTS):
+            if name not in tables:
+                continue
+            if name in _IDEMPOTENT_KEYS:  # a retried flush can't duplicate them
+                self._store.merge(name, tables[name], _IDEMPOTENT_KEYS[name])
+            else:
+                self._store.append(name, tables[name])
+            del tables[name]
+            self._count_commit(name)
+
+    def _write_learned(self, memories: dict[str, PendingMemory]) -> None:
+        """Apply pending uses and reward steps on top of the stored values, in one commit."""
+        stored = self.stored_learned(list(memories))
+        now = datetime.now(UTC)
+        rows = []
+        for memory_id, pending in memories.items():
+            row = stored.get(memory_id)
+            if row is None:
+                log.warning("Memory %s vanished before its learned state was written", memory_id)
+                continue
+            state = fold(pending.steps, learned_of(row))
+            rows.append(
+                {
+                    "id": memory_id,
+                    "utility": state.utility,
+                    "confidence": state.confidence,
+                    "reward_count": state.reward_count,
+                    "usage_count": int(row["usage_count"]) + pending.uses,
+                    "updated_at": now,
+                    "last_used_at": pending.last_used_at or row.get("last_used_at"),
+                }
+            )
+        if rows:
+            memories_schema = self._schemas[schemas.MEMORIES]
+            schema = pa.schema([memories_schema.field(column) for column in rows[0]])
+            table = pa.Table.from_pylist(rows, schema=schema)
+            self._store.merge(schemas.MEMORIES, table, "id", update=True, insert=False)
+            self._count_commit(schemas.MEMORIES)
+
+    def _count_commit(self, name: str) -> None:
+        self._commits[name] = self._commits.get(name, 0) + 1
+
+    def _compact_due_tables(self) -> None:
+        """Merge small fragments of tables this journal has committed to often."""
+        for name, count in list(self._commits.items()):
+            if count < self.compact_every:
+                continue
+            try:
+                self._store.compact(name)
+                self._commits[name] = 0
+            except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
+                log.warning("Compaction of %s deferred: %s", name, exc)
+
+    # --- episodes ------------------------------------------------------------------------
+
+    def log_episode(
+        self,
+        text: str,
+        vector: np.ndarray,
+        k1: int,
+        k2: int,
+        clause: str | None,
+        candidates: Candidates,
+        ranked: Ranked,
+        settings_version: int,
+    ) -> str:
+        episode_id = "ep_" + uuid.uuid4().hex
+        now = datetime.now(UTC)
+        injected = ranked.injected
+        episode = {
+            "id": episode_id,
+            "created_at": now,
+            "query_text": text,
+            "query_embedding": vector,
+            "k1": k1,
+            "k2": k2,
+            "filter_json": clause,
+            "candidate_ids": list(candidates.ids),
+            "injected_ids": injected,
+            "settings_version": settings_version,
+        }
+        self.buffer.add_rows(schemas.EPISODES, [episode])
+        self.buffer.add_rows(
+            schemas.RETRIEVAL_LOG,
+            [{**row, "episode_id": episode_id, "created_at": now} for row in ranked.log_rows],
+        )
+        for memory_id in injected:
+            self.buffer.add_use(memory_id, now)
+        self._cache_episode(episode_id, injected)
+        return episode_id
+
+    def _cache_episode(self, episode_id: str, injected: list[str]) -> None:
+        self._episodes[episode_id] = injected
+        while len(self._episodes) > _EPISODE_CACHE:
+            self._episodes.popitem(last=False)
+
+    def injected_ids(self, episode_id: str) -> list[str]:
+        """The memories an episode injected; :class:`UnknownEpisode` if never logged."""
+        if episode_id in self._episodes:
+            return self._episodes[episode_id]
+        hits = (
+            self._store.table(schemas.EPISODES)
+            .search()
+            .where(f"id = {sql_literal(episode_id)}")
+            .select(["injected_ids"])
+            .limit(1)
+            .to_list()
+        )
+        if not hits:
+            raise UnknownEpisode(
+                f"Pack {self._store.location.name!r} has no episode {episode_id!r}; pass "
+                "the episode_id that recall() returned."
+            )
+        injected = list(hits[0]["injected_ids"] or [])
+        self._cache_episode(episode_id, injected)
+        return injected
+
+    # --- rewards -------------------------------------------------------------------------
+
+    def key_seen(self, key: str) -> bool:
+        if key in self._seen_keys:
+            return True
+        if any(
+            row["idempotency_key"] == key for row in self.buffer.pending_rows(schemas.REWARD_EVENTS)
+        ):
+            return True
+        clause = f"idempotency_key = {sql_literal(key)}"
+        return self._store.table(schemas.REWARD_EVENTS).count_rows(clause) > 0
+
+    def record_reward(
+        self,
+        episode_id: str,
+        targets: list[str],
+        step: RewardStep,
+        *,
+        key: str,
+        source: str,
+        signal: str,
+        magnitude: float | None,
+    ) -> dict[str, float]:
+        """Buffer one reward event per target and its step; return the new utilities."""
+        states = self.learned_states(targets)
+        now = datetime.now(UTC)
+        rows, utilities = [], {}
+        for memory_id in targets:
+            before = states[memory_id]
+            after = fold([step], before)
+            self.buffer.add_step(memory_id, step)
+            utilities[memory_id] = after.utility
+            rows.append(
+                {
+                    "event_id": "rw_" + stable_hash(key, memory_id),
+                    "idempotency_key": key,
+                    "episode_id": episode_id,
+                    "memory_id": memory_id,
+                    "source": source,
+                    "signal": signal,
+                    "magnitude": magnitude,
+                    "value": step.value,
+                    "weight": step.weight,
+                    "alpha": step.alpha,
+                    "confidence_rate": step.confidence_rate,
+                    "q_before": before.utility,
+                    "q_after": after.utility,
+                    "created_at": now,
+                    "writer": self.writer,
+                    "seq": next(self._seq),
+                }
+            )
+        self.buffer.add_rows(schemas.REWARD_EVENTS, rows)
+        self._seen_keys.add(key)
+        return utilities
+
+    # --- learned state -------------------------------------------------------------------
+
+    def stored_learned(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        rows = (
+            self._store.table(schemas.MEMORIES)
+            .search()
+            .where(in_clause("id", ids))
+            .select(_LEARNED_COLUMNS)
+            .limit(len(ids))
+            .to_list()
+        )
+        return {row["id"]: row for row in rows}
+
+    def learned_states(self, ids: list[str]) -> dict[str, LearnedState]:
+        """Current learned state of ``ids``: stored values plus pending steps."""
+        stored = self.stored_learned(ids)
+        out = {}
+        for memory_id in ids:
+            row = stored.get(memory_id)
+            if row is None:
+                raise UnknownMemory(
+                    f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
+                )
+            out[memory_id] = self.buffer.effective(memory_id, learned_of(row))[0]
+        return out

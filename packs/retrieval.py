@@ -1,0 +1,149 @@
+"""Phase A (vector recall) and Phase B (re-rank) over the ``memories`` table.
+
+Phase A is the only I/O here: one LanceDB cosine search. Phase B is pure apart from
+reading pending learned state through the ``learned`` callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from packs import schemas
+from packs.ranking import RankWeights, rerank, similarity_from_distance
+from packs.records import RecalledItem
+from packs.rewards import LearnedState
+from packs.settings import PackSettings
+
+CANDIDATE_COLUMNS = [
+    "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
+    "confidence", "usage_count", "reward_count", "signal_polarity", "source", "title",
+    "start_s", "end_s",
+]  # fmt: skip
+
+# (memory id, stored learned state) -> (effective state, pending uses)
+LearnedLookup = Callable[[str, LearnedState], tuple[LearnedState, int]]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Phase A output: column lists in similarity order, and the similarities."""
+
+    columns: dict[str, list[Any]]
+    similarity: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.similarity)
+
+    @property
+    def ids(self) -> list[str]:
+        return self.columns["id"]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    items: list[RecalledItem]
+    log_rows: list[dict[str, Any]]  # one per candidate, for ``retrieval_log``
+
+    @property
+    def injected(self) -> list[str]:
+        return [item.id for item in self.items]
+
+
+def rank_weights(settings: PackSettings) -> RankWeights:
+    s = settings
+    return RankWeights(
+        s.lam, s.w_confidence, s.explore_bonus, s.z_floor_similarity, s.z_floor_utility,
+        s.z_floor_confidence, s.z_clip,
+    )  # fmt: skip
+
+
+def phase_a(
+    table: Any, vector: np.ndarray, k1: int, clause: str | None, delta: float
+) -> Candidates:
+    """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``."""
+    query = (
+        table.search(vector, vector_column_name="intent_embedding")
+        .distance_type("cosine")
+        .select([*CANDIDATE_COLUMNS, "_distance"])
+        .limit(k1)
+    )
+    if clause:
+        query = query.where(clause, prefilter=True)
+    hits = query.to_arrow()
+    similarity = similarity_from_distance(hits["_distance"].to_numpy())
+    keep = np.flatnonzero(similarity >= delta)
+    columns = {}
+    for name in CANDIDATE_COLUMNS:
+        values = hits[name].to_pylist()
+        columns[name] = [values[i] for i in keep]
+    return Candidates(columns, similarity[keep])
+
+
+def phase_b(cand: Candidates, learned: LearnedLookup, settings: PackSettings, k2: int) -> Ranked:
+    """Blend z-scored similarity, utility and confidence; keep the top ``k2``."""
+    col = cand.columns
+    n = len(cand)
+    utility, confidence = np.zeros(n), np.zeros(n)
+    uses, rewards = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    for i, memory_id in enumerate(col["id"]):
+        stored = LearnedState(col["utility"][i], col["confidence"][i], col["reward_count"][i])
+        state, pending_uses = learned(memory_id, stored)
+        utility[i], confidence[i], rewards[i] = state.utility, state.confidence, state.reward_count
+        uses[i] = col["usage_count"][i] + pending_uses
+    knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
+    ranking = rerank(
+        cand.similarity, utility, confidence, uses, knowledge & (rewards == 0),
+        rank_weights(settings), k2,
+    )  # fmt: skip
+    items = []
+    for i in ranking.order:
+        polarity = col["signal_polarity"][i]
+        warning = polarity == "failure" or (
+            rewards[i] > 0 and utility[i] <= settings.failure_utility
+        )
+        items.append(
+            RecalledItem(
+                id=col["id"][i],
+                kind=col["kind"][i],
+                text=col["intent_text"][i],
+                lesson=col["experience_summary"][i],
+                response=col["response_summary"][i],
+                similarity=float(cand.similarity[i]),
+                utility=float(utility[i]),
+                confidence=float(confidence[i]),
+                score=float(ranking.score[i]),
+                exploration_bonus=float(ranking.bonus[i]),
+                usage_count=int(uses[i]),
+                reward_count=int(rewards[i]),
+                polarity=polarity,
+                warning=bool(warning),
+                source=col["source"][i],
+                title=col["title"][i],
+                start_s=col["start_s"][i],
+                end_s=col["end_s"][i],
+            )
+        )
+    final_rank = {int(i): r for r, i in enumerate(ranking.order)}
+    log_rows = [
+        {
+            "item_id": col["id"][i],
+            "kind": col["kind"][i],
+            "phase_a_rank": i,
+            "similarity": float(cand.similarity[i]),
+            "utility": float(utility[i]),
+            "confidence": float(confidence[i]),
+            "z_similarity": float(ranking.z_similarity[i]),
+            "z_utility": float(ranking.z_utility[i]),
+            "z_confidence": float(ranking.z_confidence[i]),
+            "bonus": float(ranking.bonus[i]),
+            "score": float(ranking.score[i]),
+            "injected": i in final_rank,
+            "final_rank": final_rank.get(i),
+        }
+        for i in range(n)
+    ]
+    return Ranked(items, log_rows)
