@@ -91,6 +91,7 @@ def rerank(
     z_c = guarded_zscore(confidence, weights.z_floor_confidence, weights.z_clip)
     bonus = exploration_bonus(uses, explore_eligible, weights.explore_bonus)
     score = (1.0 - weights.lam) * z_sim + weights.lam * z_q + weights.w_confidence * z_c + bonus
-    # lexsort: last key is primary. Sort by -score, then by Phase A position.
-    order = np.lexsort((np.arange(score.size), -score))[:k2].astype(np.int64)
+    # lexsort: last key is primary. Sort by -score, then by Phase A position. Scores are
+    # rounded for the sort so that float noise (1e-16) can't break an exact tie.
+    order = np.lexsort((np.arange(score.size), -np.round(score, 12)))[:k2].astype(np.int64)
     return Ranking(z_sim, z_q, z_c, bonus, score, order)

@@ -114,13 +114,20 @@ class PackStore:
     def __init__(self, location: PackLocation, *, read_only: bool) -> None:
         self.location = location
         self.read_only = read_only
-        self._db = lancedb.connect(
-            location.uri,
-            storage_options=location.storage_options or None,
-            # Readers see other processes' commits without reopening.
-            read_consistency_interval=timedelta(seconds=0) if read_only else None,
-        )
+        self._conn: Any = None
         self._tables: dict[str, Any] = {}
+
+    @property
+    def _db(self) -> Any:
+        # Connecting to a local path creates the folder, so connect only when needed.
+        if self._conn is None:
+            self._conn = lancedb.connect(
+                self.location.uri,
+                storage_options=self.location.storage_options or None,
+                # Readers see other processes' commits without reopening.
+                read_consistency_interval=timedelta(seconds=0) if self.read_only else None,
+            )
+        return self._conn
 
     def table_names(self) -> set[str]:
         names: set[str] = set()
@@ -133,6 +140,8 @@ class PackStore:
                 return names
 
     def exists(self) -> bool:
+        if not is_remote(self.location.uri) and not Path(self.location.uri).is_dir():
+            return False
         return schemas.PACK_META in self.table_names()
 
     def create(self, dim: int) -> None:

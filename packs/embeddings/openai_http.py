@@ -51,11 +51,18 @@ class OpenAIEmbeddings(EmbeddingProvider):
         body = self._post({"model": self._model, "input": texts})
         try:
             items = sorted(body["data"], key=lambda item: item["index"])
+            indices = [item["index"] for item in items]
             matrix = np.asarray([item["embedding"] for item in items], dtype=np.float64)
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbeddingServiceError(
                 f"{self._url} answered without a usable 'data' list of embeddings."
             ) from exc
+        # Sorting by index only restores order if every input appears exactly once.
+        if indices != list(range(len(texts))):
+            raise EmbeddingServiceError(
+                f"{self._url} returned embedding indices {indices[:10]}; expected each of "
+                f"0..{len(texts) - 1} once. The endpoint is not OpenAI-compatible."
+            )
         if matrix.shape != (len(texts), self.info.dim) or not np.isfinite(matrix).all():
             raise EmbeddingServiceError(
                 f"{self._url} returned vectors of shape {matrix.shape}; expected "
@@ -72,7 +79,7 @@ class OpenAIEmbeddings(EmbeddingProvider):
                 last = f"{type(exc).__name__}"
             else:
                 if response.status_code == 200:
-                    return response.json()
+                    return self._json(response)
                 if response.status_code not in _RETRY_STATUS:
                     raise EmbeddingServiceError(
                         f"{self._url} answered HTTP {response.status_code}; check the base "
@@ -84,3 +91,13 @@ class OpenAIEmbeddings(EmbeddingProvider):
         raise EmbeddingServiceError(
             f"{self._url} kept failing ({last}) after {self._retries + 1} attempts."
         )
+
+    def _json(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
+            kind = response.headers.get("content-type", "no content type")
+            raise EmbeddingServiceError(
+                f"{self._url} answered HTTP 200 with a body that is not JSON ({kind}); "
+                "check that the base URL points at the API, not a proxy or login page."
+            ) from exc

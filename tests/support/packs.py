@@ -1,0 +1,36 @@
+"""Shared helpers for Pack tests."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from packs import Pack
+from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
+from packs.schemas import all_schemas
+
+
+def table_versions(pack: Pack) -> dict[str, tuple[int, int]]:
+    """(version, rows) of every table: equal before and after means nothing was written."""
+    out = {}
+    for name in all_schemas(pack.embedding.dim):
+        table = pack.store.table(name)
+        table.checkout_latest()
+        out[name] = (table.version, table.count_rows())
+    return out
+
+
+class HashEmbedder(EmbeddingProvider):
+    """A tiny deterministic embedder of another space, for mismatch tests only."""
+
+    def __init__(self, dim: int = 8, space: str = "test:hash") -> None:
+        self.info = EmbeddingInfo("hash", "hash", space, dim)
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        rows = []
+        for text in texts:
+            digest = hashlib.sha256(text.encode()).digest()
+            rows.append(np.frombuffer(digest[: self.info.dim], dtype=np.uint8).astype(np.float32))
+        matrix = np.array(rows) + 1.0
+        return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
