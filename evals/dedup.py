@@ -283,12 +283,18 @@ def render_markdown(result: dict[str, Any]) -> str:
                 f"| {s['tn']} |"
             )
     lines += ["", f"## By kind at {chosen['threshold']:.2f}", ""]
-    lines += ["| kind | pairs | merged | merge rate | precision | recall |", "|---" * 6 + "|"]
+    lines += [
+        "Each kind holds one label, so a kind has a recall (positive kinds) or a false-merge",
+        "rate (negative kinds), and precision is the overall one above.",
+        "",
+        "| kind | pairs | merged | recall | false-merge rate |",
+        "|---" * 5 + "|",
+    ]
     for kind, s in result["per_kind"].items():
-        lines.append(
-            f"| {kind} | {s['n']} | {s['merged']} | {s['merge_rate']:.3f} "
-            f"| {s['precision']:.3f} | {s['recall']:.3f} |"
-        )
+        rate = f"{s['merge_rate']:.3f}"
+        positive = s["tp"] + s["fn"] > 0
+        recall, false_rate = (rate, "—") if positive else ("—", rate)
+        lines.append(f"| {kind} | {s['n']} | {s['merged']} | {recall} | {false_rate} |")
     lines += ["", f"## By domain at {chosen['threshold']:.2f}", ""]
     lines += ["| domain | pairs | precision | recall | F0.5 |", "|---|---|---|---|---|"]
     for domain, s in result["per_domain"].items():
