@@ -69,6 +69,10 @@ class EmbeddingServiceError(WolfieError, RuntimeError):
     """An embedding endpoint answered with an error or an unusable body."""
 
 
+class TransientEmbeddingServiceError(EmbeddingServiceError, TransientError):
+    """The embedding endpoint kept answering 429/5xx or could not be reached."""
+
+
 class StorageError(WolfieError, OSError):
     """Storage failed permanently (permissions, missing bucket)."""
 

@@ -342,10 +342,11 @@ class Pack:
 
     def _check_chunk(self, chunk: KnowledgeChunk | Mapping[str, Any]) -> KnowledgeChunk:
         if isinstance(chunk, Mapping):
+            fields = dict(chunk)
             try:
-                chunk = KnowledgeChunk(**chunk)
+                chunk = KnowledgeChunk(**fields)
             except TypeError as exc:
-                raise InvalidInput(f"Bad knowledge chunk {dict(chunk)!r}: {exc}") from exc
+                raise InvalidInput(f"Bad knowledge chunk {fields!r}: {exc}") from exc
         if not isinstance(chunk, KnowledgeChunk):
             raise InvalidInput(f"Expected KnowledgeChunk or dict, got {type(chunk).__name__}.")
         text = check_text(chunk.text, "chunk text", self._settings.max_text_chars)

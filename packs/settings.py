@@ -17,7 +17,7 @@ from packs.errors import InvalidSettings
 
 # Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
 # because a false merge loses a memory while a missed merge only stores a near-copy).
-DEFAULT_DEDUP_THRESHOLD = 0.80
+DEFAULT_DEDUP_THRESHOLD = 0.89
 
 
 @dataclass(frozen=True)

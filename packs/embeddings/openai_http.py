@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 
 from packs.embeddings.base import EmbeddingInfo, EmbeddingProvider, Vectors, l2_normalise
-from packs.errors import EmbeddingServiceError
+from packs.errors import EmbeddingServiceError, TransientEmbeddingServiceError
 
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -43,6 +43,16 @@ class OpenAIEmbeddings(EmbeddingProvider):
         self._backoff_s = backoff_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout_s, headers=headers)
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIEmbeddings:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"OpenAIEmbeddings(url={self._url!r}, model={self._model!r}, dim={self.info.dim})"
@@ -88,7 +98,7 @@ class OpenAIEmbeddings(EmbeddingProvider):
                 last = f"HTTP {response.status_code}"
             if attempt < self._retries:
                 time.sleep(self._backoff_s * 2**attempt)
-        raise EmbeddingServiceError(
+        raise TransientEmbeddingServiceError(
             f"{self._url} kept failing ({last}) after {self._retries + 1} attempts."
         )
 

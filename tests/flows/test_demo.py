@@ -1,0 +1,47 @@
+"""The main job: the demo flow and the `wolfie demo` command on the Prefect engine."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.demo import demo_flow
+from packs import Pack
+
+
+def test_demo_flow_builds_learns_and_publishes(tmp_path):
+    result = demo_flow(pack="demo", root=str(tmp_path), epochs=2)
+    assert result["loaded"]["knowledge"] == 16 and result["loaded"]["memories"] == 10
+    assert set(result["success_by_epoch"]) == {1, 2}
+    assert len(result["before"]["items"]) == 3 and "## Lessons" in result["before"]["prompt"]
+    with Pack.open("demo", tmp_path, read_only=True) as pack:
+        assert pack.count("episodes") == 16
+        assert pack.count("reward_events") >= 16
+        utilities = pack.store.table("memories").to_arrow()["utility"].to_pylist()
+        assert any(u != 0.0 for u in utilities)
+    # re-running loads nothing twice
+    again = demo_flow(pack="demo", root=str(tmp_path), epochs=1)
+    assert again["loaded"]["knowledge"] == 16
+    with Pack.open("demo", tmp_path, read_only=True) as pack:
+        assert pack.count(kind="knowledge") == 16 and pack.count(kind="memory") == 10
+
+
+def test_demo_flow_artifacts(tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    demo_flow(pack="demo-artifacts", root=str(tmp_path), epochs=1)
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=["demo-success-by-epoch", "demo-ranking-change"])
+            )
+        )
+    assert {a.key for a in found} == {"demo-success-by-epoch", "demo-ranking-change"}
+
+
+def test_wolfie_demo_command(tmp_path):
+    result = CliRunner().invoke(app, ["demo", "--root", str(tmp_path), "--epochs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "Before learning" in result.output and "After learning" in result.output
+    assert "Prompt block injected" in result.output
