@@ -46,7 +46,7 @@ class Journal:
 
     def __init__(self, store: PackStore, dim: int, flush_rows: int, flush_seconds: float) -> None:
         self._store = store
-        self._schemas = schemas.all_schemas(dim)
+        self._schemas = schemas.buffer_schemas(dim)
         self.buffer = WriteBuffer(flush_rows, flush_seconds)
         self._episodes: OrderedDict[str, list[str]] = OrderedDict()
         self._seen_keys: set[str] = set()
@@ -85,15 +85,21 @@ class Journal:
 
     def _write_logs(self, tables: dict[str, pa.Table]) -> None:
         """Write each pending log table; remove it from ``tables`` once stored."""
-        for name in (schemas.EPISODES, schemas.RETRIEVAL_LOG, schemas.REWARD_EVENTS):
+        order = (
+            schemas.EPISODES, schemas.EPISODE_OUTCOMES, schemas.RETRIEVAL_LOG,
+            schemas.REWARD_EVENTS, schemas.VALIDATIONS,
+        )  # fmt: skip
+        for name in order:
             if name not in tables:
                 continue
-            if name in _IDEMPOTENT_KEYS:  # a retried flush can't duplicate them
+            if name == schemas.EPISODE_OUTCOMES:
+                self._store.merge(schemas.EPISODES, tables[name], "id", update=True, insert=False)
+            elif name in _IDEMPOTENT_KEYS:  # a retried flush can't duplicate them
                 self._store.merge(name, tables[name], _IDEMPOTENT_KEYS[name])
             else:
                 self._store.append(name, tables[name])
             del tables[name]
-            self._count_commit(name)
+            self._count_commit(schemas.EPISODES if name == schemas.EPISODE_OUTCOMES else name)
 
     def _write_learned(self, memories: dict[str, PendingMemory]) -> None:
         """Apply pending uses and reward steps on top of the stored values, in one commit."""
@@ -185,11 +191,20 @@ class Journal:
         """The memories an episode injected; :class:`UnknownEpisode` if never logged."""
         if episode_id in self._episodes:
             return self._episodes[episode_id]
+        injected = list(self.episode(episode_id, ["injected_ids"])["injected_ids"] or [])
+        self._cache_episode(episode_id, injected)
+        return injected
+
+    def episode(self, episode_id: str, columns: list[str]) -> dict[str, Any]:
+        """Columns of one episode, buffered or stored; :class:`UnknownEpisode` if none."""
+        for row in self.buffer.pending_rows(schemas.EPISODES):
+            if row["id"] == episode_id:
+                return {c: row.get(c) for c in columns}
         hits = (
             self._store.table(schemas.EPISODES)
             .search()
             .where(f"id = {sql_literal(episode_id)}")
-            .select(["injected_ids"])
+            .select(columns)
             .limit(1)
             .to_list()
         )
@@ -198,9 +213,24 @@ class Journal:
                 f"Pack {self._store.location.name!r} has no episode {episode_id!r}; pass "
                 "the episode_id that recall() returned."
             )
-        injected = list(hits[0]["injected_ids"] or [])
-        self._cache_episode(episode_id, injected)
-        return injected
+        return hits[0]
+
+    def record_outcome(
+        self, episode_id: str, response: str, vector: np.ndarray, success: bool | None
+    ) -> None:
+        """Buffer the episode's response, its embedding and its success flag."""
+        update = {
+            "id": episode_id,
+            "response": response,
+            "response_embedding": vector,
+            "success": success,
+            "resolved_at": datetime.now(UTC),
+        }
+        for row in self.buffer.pending_rows(schemas.EPISODES):
+            if row["id"] == episode_id:  # not written yet: complete the row itself
+                row.update(update)
+                return
+        self.buffer.add_rows(schemas.EPISODE_OUTCOMES, [update])
 
     # --- rewards -------------------------------------------------------------------------
 

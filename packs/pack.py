@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import uuid
 import weakref
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -35,24 +34,28 @@ from packs.errors import (
 )
 from packs.filters import sql_literal, where_clause
 from packs.journal import Journal, learned_of
+from packs.learning import LearningMixin
 from packs.prompt import render_prompt
 from packs.records import (
-    FeedbackResult,
     KnowledgeChunk,
     Recall,
     RememberResult,
 )
 from packs.retrieval import phase_a, phase_b
-from packs.rewards import DEFAULT_CONFIDENCE_RATE, RewardStep
 from packs.rows import knowledge_row, memory_row, merged_row
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
-from packs.validation import check_metadata, check_text, check_unit_interval
+from packs.validation import check_metadata, check_text
 
 log = logging.getLogger(__name__)
 
 _LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count"]
-_KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
+_KNOWLEDGE_BATCH = 2048
+# What a re-ingested chunk may change; learned columns are left alone.
+_CONTENT_COLUMNS = (
+    "id", "intent_text", "intent_embedding", "title", "start_s", "end_s", "metadata_json",
+    "tags", "updated_at",
+)  # fmt: skip  # rows per commit when adding knowledge
 _EPISODE_CACHE = 10_000  # recent episodes kept in memory for feedback lookups
 _POLARITIES = (None, "success", "failure")
 
@@ -69,7 +72,7 @@ def _close_open_packs() -> None:
             log.exception("Flushing Pack %r at exit failed", pack.name)
 
 
-class Pack:
+class Pack(LearningMixin):
     """One Pack. Create or open it with :meth:`Pack.open`."""
 
     def __init__(
@@ -316,9 +319,9 @@ class Pack:
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent.
 
-        Re-adding an unchanged chunk changes nothing (its learned utility is kept). A
-        chunk whose text changed at the same position replaces the row, and its learned
-        state starts again, since the evidence was about other text.
+        Re-adding an unchanged chunk changes nothing. A chunk whose text changed at the
+        same position gets the new text and embedding but keeps its learned state, so
+        the stored utilities always equal the replay of the reward log.
         """
         self._store.require_writable("add knowledge")
         items = [self._check_chunk(c) for c in chunks]
@@ -331,11 +334,14 @@ class Pack:
             for chunk, vec in zip(batch, vectors, strict=True):
                 row = knowledge_row(chunk, vec, now)
                 rows[row["id"]] = row  # a repeated (source, position) keeps the last text
+            table = self._memory_table(list(rows.values()))
+            self._store.merge(schemas.MEMORIES, table, "id")  # new chunks only
             self._store.merge(
                 schemas.MEMORIES,
-                self._memory_table(list(rows.values())),
+                table.select(list(_CONTENT_COLUMNS)),
                 "id",
                 update="target.intent_text != source.intent_text",
+                insert=False,
             )
             ids.extend(rows)
         return ids
@@ -428,67 +434,6 @@ class Pack:
                 self._journal.maybe_flush()
         items = tuple(ranked.items)
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))
-
-    # --- rewards -------------------------------------------------------------------------
-
-    def feedback(
-        self, episode_id: str, rating: float, *, idempotency_key: str | None = None
-    ) -> FeedbackResult:
-        """Reward every memory injected in ``episode_id`` with ``rating`` in [-1, 1].
-
-        Each memory's utility moves by EMA, ``Q <- Q + alpha (r - Q)``, and a reward
-        event is appended per memory. With the same ``idempotency_key`` a redelivered
-        reward is applied once.
-        """
-        value = check_unit_interval(rating, "rating")
-        return self.apply_reward(
-            episode_id, value, source="explicit", signal="rating", magnitude=value,
-            idempotency_key=idempotency_key,
-        )  # fmt: skip
-
-    def apply_reward(
-        self,
-        episode_id: str,
-        value: float,
-        *,
-        source: str,
-        signal: str,
-        magnitude: float | None = None,
-        weight: float = 1.0,
-        idempotency_key: str | None = None,
-        memory_ids: list[str] | None = None,
-    ) -> FeedbackResult:
-        """Append one typed reward event per memory and move their utilities.
-
-        ``value`` must already be in [-1, 1]; ``weight`` in [0, 1] scales the step.
-        ``memory_ids`` defaults to every memory injected in the episode.
-        """
-        self._store.require_writable("record a reward")
-        value = check_unit_interval(value, "reward value")
-        weight = check_unit_interval(weight, "reward weight", 0.0, 1.0)
-        if not isinstance(episode_id, str):
-            raise InvalidInput(f"episode_id must be a str, got {type(episode_id).__name__}.")
-        key = idempotency_key or uuid.uuid4().hex
-        if idempotency_key is not None:
-            check_text(idempotency_key, "idempotency_key", 512)
-        with self._journal.lock:
-            injected = self._journal.injected_ids(episode_id)
-            targets = injected if memory_ids is None else list(memory_ids)
-            unknown = sorted(set(targets) - set(injected))
-            if unknown:
-                raise UnknownMemory(
-                    f"Memories {unknown} were not injected in episode {episode_id!r}; "
-                    "rewards go only to what the episode used."
-                )
-            if idempotency_key is not None and self._journal.key_seen(key):
-                return FeedbackResult(episode_id, 0, True, {})
-            step = RewardStep(value, self._settings.alpha, weight, DEFAULT_CONFIDENCE_RATE)
-            utilities = self._journal.record_reward(
-                episode_id, targets, step, key=key, source=source, signal=signal,
-                magnitude=magnitude,
-            )  # fmt: skip
-            self._journal.maybe_flush()
-        return FeedbackResult(episode_id, len(utilities), False, utilities)
 
     # --- reading rows --------------------------------------------------------------------
 

@@ -29,11 +29,16 @@ def ema_step(q: float, reward: float, alpha: float, weight: float = 1.0) -> floa
     return q + alpha * weight * (reward - q)
 
 
+# |Q| below this counts as "no direction yet", in the online path and the replay alike,
+# so float noise in a vectorised replay can't flip a direction.
+DIRECTION_EPS = 1e-12
+
+
 def evidence_direction(q_before: float, reward: float) -> int:
-    """+1 or -1: the sign of the utility so far, or of the first reward."""
-    if q_before > 0:
+    """+1 or -1: the sign of the utility so far, or of the reward when it is ~0."""
+    if q_before > DIRECTION_EPS:
         return 1
-    if q_before < 0:
+    if q_before < -DIRECTION_EPS:
         return -1
     return 1 if reward >= 0 else -1
 
@@ -66,6 +71,8 @@ def fold(steps: Iterable[RewardStep], start: LearnedState | None = None) -> Lear
     state = start or LearnedState(0.0, 0.0, 0)
     q, c, n = state.utility, state.confidence, state.reward_count
     for step in steps:
+        if step.weight == 0.0:  # a recorded but switched-off source is no evidence
+            continue
         c = confidence_step(c, q, step.value, step.confidence_rate, step.weight)
         q = ema_step(q, step.value, step.alpha, step.weight)
         n += 1

@@ -18,6 +18,10 @@ RETRIEVAL_LOG = "retrieval_log"
 REWARD_EVENTS = "reward_events"
 STATE_TRACES = "state_traces"
 PACK_META = "pack_meta"
+VALIDATIONS = "validations"
+# Not a table: buffered updates of resolved episodes, written into EPISODES.
+EPISODE_OUTCOMES = "episode_outcomes"
+OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
 
 KIND_MEMORY = "memory"
 KIND_KNOWLEDGE = "knowledge"
@@ -156,6 +160,19 @@ STATE_TRACES_SCHEMA = pa.schema(
     ]
 )
 
+# One row per validation-hook call: what was checked, the verdict, and any hook error.
+VALIDATIONS_SCHEMA = pa.schema(
+    [
+        pa.field("at", TS, nullable=False),
+        pa.field("episode_id", pa.string(), nullable=False),
+        pa.field("hook", pa.string(), nullable=False),
+        pa.field("output", pa.string(), nullable=False),
+        pa.field("passed", pa.bool_()),
+        pa.field("flagged", pa.bool_(), nullable=False),
+        pa.field("error", pa.string()),
+    ]
+)
+
 PACK_META_SCHEMA = pa.schema(
     [
         pa.field("key", pa.string(), nullable=False),
@@ -173,5 +190,13 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         RETRIEVAL_LOG: RETRIEVAL_LOG_SCHEMA,
         REWARD_EVENTS: REWARD_EVENTS_SCHEMA,
         STATE_TRACES: STATE_TRACES_SCHEMA,
+        VALIDATIONS: VALIDATIONS_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }
+
+
+def buffer_schemas(dim: int) -> dict[str, pa.Schema]:
+    """Schemas of what the write buffer holds: tables plus episode outcome updates."""
+    episodes = episodes_schema(dim)
+    outcomes = pa.schema([episodes.field(name) for name in OUTCOME_COLUMNS])
+    return {**all_schemas(dim), EPISODE_OUTCOMES: outcomes}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from packs.errors import InvalidSettings
+from packs.reward_wiring import RewardWiring
 
 # Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
 # because a false merge loses a memory while a missed merge only stores a near-copy).
@@ -41,7 +42,7 @@ class PackSettings:
     log_flush_rows: int = 256
     log_flush_seconds: float = 5.0
     compact_every_commits: int = 64
-    extra: dict[str, Any] = field(default_factory=dict)
+    rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
         _check_range("alpha", self.alpha, 0.0, 1.0, low_open=True)
@@ -60,9 +61,13 @@ class PackSettings:
                 raise InvalidSettings(f"{name} must be a positive int, got {value!r}.")
         if self.k2 > self.k1:
             raise InvalidSettings(f"k2={self.k2} must not exceed k1={self.k1}.")
+        if not isinstance(self.rewards, RewardWiring):
+            raise InvalidSettings("rewards must be a RewardWiring (or a dict in from_dict).")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        out["rewards"] = self.rewards.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PackSettings:
@@ -72,10 +77,17 @@ class PackSettings:
             raise InvalidSettings(
                 f"Unknown Pack setting(s) {unknown}; known settings are {sorted(known)}."
             )
+        data = dict(data)
+        if isinstance(data.get("rewards"), dict):
+            data["rewards"] = RewardWiring.from_dict(data["rewards"])
         return cls(**data)
 
     def replace(self, **changes: Any) -> PackSettings:
-        return self.from_dict({**self.to_dict(), **changes})
+        """A copy with ``changes``; a ``rewards`` dict changes only the keys it names."""
+        current = self.to_dict()
+        if isinstance(changes.get("rewards"), dict):
+            changes["rewards"] = {**current["rewards"], **changes["rewards"]}
+        return self.from_dict({**current, **changes})
 
 
 def _check_range(

@@ -246,5 +246,13 @@ class PackStore:
         self._db.drop_all_tables()
         self._tables.clear()
 
+    def read_columns(self, name: str, columns: list[str], where: str | None = None) -> pa.Table:
+        """Some columns of every row (or of the rows matching ``where``), vectors left out."""
+        table = self.table(name)
+        query = table.search().select(columns).limit(max(1, table.count_rows(where)))
+        if where:
+            query = query.where(where)
+        return query.to_arrow()
+
     def fragment_count(self, name: str) -> int:
         return int(self.table(name).stats()["fragment_stats"]["num_fragments"])

@@ -53,11 +53,14 @@ def test_add_knowledge_is_idempotent_and_keeps_learned_state(pack):
     assert learned == pytest.approx(0.3)
     pack.add_knowledge(chunks)
     assert pack.get(recall.ids[0])["utility"] == pytest.approx(0.3)
-    # new text at the same position replaces the row and its learned state restarts
+    # new text at the same position replaces text and embedding; learned state stays,
+    # so the stored utility still equals the replay of the reward log
     pack.add_knowledge([KnowledgeChunk("Stops only move toward profit.", "rules.md", 0)])
     assert pack.count(kind="knowledge") == 2
     row = pack.get(ids[0])
-    assert row["intent_text"] == "Stops only move toward profit." and row["utility"] == 0.0
+    assert row["intent_text"] == "Stops only move toward profit." and row["utility"] == 0.3
+    assert pack.search("stops move toward profit", k=1).ids == [ids[0]]
+    assert pack.rebuild_utilities(write=False).changed == 0
 
 
 def test_recall_returns_ranked_items_and_prompt(trading_pack):

@@ -1,0 +1,110 @@
+"""The five maturity signals of a Pack, from its tables. Pure functions over DataFrames.
+
+Definitions (``docs/rewards.md`` has the table and the reasoning):
+
+- ``episode_count``: episodes logged;
+- ``q_variance``: variance of utility across memories with at least one reward, against
+  the EMA noise floor ``alpha/(2-alpha) * Var(r)`` as ``q_variance_ratio`` (above 1,
+  utilities differ by more than reward noise alone explains);
+- ``hit_rate``: share of rewarded (episode, memory) pairs whose mean reward was positive;
+- ``coverage``: entropy of injection counts over items, divided by ``log(items)``;
+- ``feedback_density``: reward deliveries (distinct idempotency keys) per episode.
+
+Stage (hand-set thresholds, to tune from traces): **cold** below 20 episodes or with no
+rewards; **warm** at 200+ episodes with feedback_density >= 0.5 and q_variance_ratio >= 1;
+**warming** in between.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+COLD_EPISODES = 20
+WARM_EPISODES = 200
+WARM_FEEDBACK_DENSITY = 0.5
+WARM_VARIANCE_RATIO = 1.0
+
+
+@dataclass(frozen=True)
+class Maturity:
+    at: datetime
+    episode_count: int
+    memory_count: int
+    knowledge_count: int
+    reward_count: int
+    q_variance: float | None
+    q_noise_floor: float | None
+    q_variance_ratio: float | None
+    hit_rate: float | None
+    coverage: float | None
+    feedback_density: float | None
+    stage: str
+
+    def to_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _variance(series: pl.Series) -> float | None:
+    value = series.var(ddof=0) if series.len() >= 2 else None
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def compute_maturity(
+    at: datetime,
+    alpha: float,
+    memories: pl.DataFrame,
+    episode_count: int,
+    rewards: pl.DataFrame,
+    injected: pl.DataFrame,
+) -> Maturity:
+    """``memories``: kind, utility, reward_count; ``rewards``: episode_id, memory_id,
+    value, weight, idempotency_key; ``injected``: item_id per injected retrieval."""
+    live = rewards.filter(pl.col("weight") > 0) if rewards.height else rewards
+    rewarded = memories.filter(pl.col("reward_count") > 0)
+    q_variance = _variance(rewarded["utility"]) if rewarded.height else None
+    reward_variance = _variance(live["value"]) if live.height else None
+    noise = alpha / (2 - alpha) * reward_variance if reward_variance is not None else None
+    ratio = q_variance / noise if q_variance is not None and noise else None
+    hit_rate = None
+    if live.height:
+        per_pair = live.group_by(["episode_id", "memory_id"]).agg(pl.col("value").mean())
+        hit_rate = float((per_pair["value"] > 0).mean())  # type: ignore[arg-type]
+    coverage = None
+    if injected.height and memories.height > 1:
+        counts = injected.group_by("item_id").len()["len"].cast(pl.Float64)
+        p = counts / counts.sum()
+        entropy = float(-(p * p.log()).sum())
+        coverage = entropy / math.log(memories.height)
+    density = live["idempotency_key"].n_unique() / episode_count if episode_count else None
+    stage = _stage(episode_count, live.height, density, ratio)
+    kinds = memories["kind"]
+    return Maturity(
+        at=at,
+        episode_count=episode_count,
+        memory_count=int((kinds == "memory").sum()),
+        knowledge_count=int((kinds == "knowledge").sum()),
+        reward_count=live.height,
+        q_variance=q_variance,
+        q_noise_floor=noise,
+        q_variance_ratio=ratio,
+        hit_rate=hit_rate,
+        coverage=coverage,
+        feedback_density=density,
+        stage=stage,
+    )
+
+
+def _stage(episodes: int, rewards: int, density: float | None, ratio: float | None) -> str:
+    if episodes < COLD_EPISODES or rewards == 0:
+        return "cold"
+    warm = (
+        episodes >= WARM_EPISODES
+        and (density or 0.0) >= WARM_FEEDBACK_DENSITY
+        and (ratio or 0.0) >= WARM_VARIANCE_RATIO
+    )
+    return "warm" if warm else "warming"

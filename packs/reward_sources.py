@@ -1,0 +1,132 @@
+"""Reward sources turned into values in [-1, 1]. Pure functions (the hook runner aside).
+
+- explicit rating: the rating itself; stars 1..5 as ``(stars - 3) / 2``;
+- measured outcome: ``tanh(amount / scale)`` with a per-Pack scale (a "clear" win);
+- majority vote: ``+v`` behind the majority answer, ``-v`` behind a minority one, and a
+  tie at the top rewards nobody;
+- implicit signal: the Pack's vocabulary value (accepted, edited, ignored, acted_on, ...);
+- validation hook: ``validation_pass`` / ``validation_fail``; a hook that raises, hangs
+  or returns a non-bool is recorded, not applied.
+
+``docs/rewards.md`` lists the defaults and where they come from.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import importlib
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from packs.errors import InvalidReward, InvalidSettings
+from packs.validation import check_unit_interval
+
+
+def from_stars(stars: object) -> float:
+    """Stars 1..5 to [-1, 1]: ``(stars - 3) / 2``."""
+    if isinstance(stars, bool) or not isinstance(stars, int) or not 1 <= stars <= 5:
+        raise InvalidReward(f"stars must be an int from 1 to 5, got {stars!r}.")
+    return (stars - 3) / 2.0
+
+
+def from_outcome(amount: object, scale: float) -> float:
+    """A measured outcome (a P&L, a score delta) squashed by ``tanh(amount / scale)``."""
+    if isinstance(amount, bool) or not isinstance(amount, int | float):
+        raise InvalidReward(f"outcome amount must be a number, got {type(amount).__name__}.")
+    if not math.isfinite(float(amount)):
+        raise InvalidReward(f"outcome amount must be finite, got {amount!r}.")
+    return math.tanh(float(amount) / scale)
+
+
+def from_signal(name: object, vocabulary: Mapping[str, float]) -> float:
+    """An implicit signal's value from the Pack's vocabulary."""
+    if not isinstance(name, str) or name not in vocabulary:
+        raise InvalidReward(
+            f"Unknown implicit signal {name!r}; this Pack knows {sorted(vocabulary)}. "
+            "Add it to settings.rewards.vocabulary to use it."
+        )
+    return check_unit_interval(vocabulary[name], f"vocabulary[{name!r}]")
+
+
+def _normalise_answer(answer: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", answer).casefold().split())
+
+
+@dataclass(frozen=True)
+class VoteTally:
+    """Which attempts voted with the majority. ``winner`` is None on a tie at the top."""
+
+    winner: str | None
+    counts: dict[str, int]
+    values: dict[str, float]  # attempt (episode id) -> reward value; empty on a tie
+
+
+def tally_vote(answers: Mapping[str, str], reward: float) -> VoteTally:
+    """Majority vote over attempts ``{episode_id: answer}``.
+
+    Answers are compared after Unicode normalisation, case folding and whitespace
+    collapsing. The most common answer wins: attempts behind it get ``+reward``, the
+    others ``-reward``. A tie for the most common answer has no majority, so nobody is
+    rewarded (the tally still reports the counts). No attempts is an error.
+    """
+    if not answers:
+        raise InvalidReward("A vote needs at least one attempt.")
+    for episode_id, answer in answers.items():
+        if not isinstance(answer, str) or not answer.strip():
+            raise InvalidReward(f"Attempt {episode_id!r} has an empty or non-text answer.")
+    normalised = {episode: _normalise_answer(a) for episode, a in answers.items()}
+    counts = Counter(normalised.values())
+    ranked = counts.most_common()
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return VoteTally(None, dict(counts), {})
+    winner = ranked[0][0]
+    values = {e: (reward if a == winner else -reward) for e, a in normalised.items()}
+    return VoteTally(winner, dict(counts), values)
+
+
+# --- validation hooks --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HookVerdict:
+    """``passed`` is None when the hook could not give a verdict (``error`` says why)."""
+
+    passed: bool | None
+    error: str | None = None
+
+
+def load_hook(path: str) -> Callable[..., Any]:
+    """Import ``module:function``; a clear :class:`InvalidSettings` if it isn't there."""
+    module_name, _, attr = path.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidSettings(f"Validation hook {path!r} can't be imported: {exc}") from exc
+    if not callable(function):
+        raise InvalidSettings(f"Validation hook {path!r} is not callable.")
+    return function
+
+
+# One shared worker pool: a hook that hangs keeps one thread busy, never the caller.
+_HOOK_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="hook")
+
+
+def run_hook(
+    hook: Callable[..., Any], output: str, context: Mapping[str, Any], timeout_s: float
+) -> HookVerdict:
+    """Call ``hook(output, context)`` with a timeout; never raises for the hook's faults."""
+    future = _HOOK_POOL.submit(hook, output, dict(context))
+    try:
+        result = future.result(timeout=timeout_s)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        return HookVerdict(None, f"timed out after {timeout_s:g} s")
+    except Exception as exc:  # noqa: BLE001 - a hook's own failure is recorded, not raised
+        return HookVerdict(None, f"raised {type(exc).__name__}: {exc}"[:500])
+    if not isinstance(result, bool):
+        return HookVerdict(None, f"returned {type(result).__name__}, not bool")
+    return HookVerdict(result)
