@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,10 +21,19 @@ import lancedb
 import pyarrow as pa
 
 from packs import schemas
-from packs.errors import PackNotFound, ReadOnlyPack
+from packs.errors import (
+    PackNotFound,
+    ReadOnlyPack,
+    StorageError,
+    TransientStorageError,
+    WolfieError,
+)
 from packs.validation import check_pack_name
 
 DEFAULT_ROOT = ".wolfie"
+# Hand-set: connecting takes milliseconds on a healthy endpoint; 30 s per request leaves
+# room for large fragment uploads. Override through storage_options.
+REMOTE_TIMEOUTS = {"connect_timeout": "5s", "timeout": "30s"}
 
 # AWS_* variable -> Lance object-store option. Lance reads some of these itself, but
 # naming them here makes an endpoint like moto or MinIO work without further setup.
@@ -37,6 +47,40 @@ _ENV_TO_OPTION = {
     "AWS_ENDPOINT_URL": "aws_endpoint",
 }
 _SECRET_OPTIONS = frozenset({"aws_secret_access_key", "aws_session_token", "aws_access_key_id"})
+
+
+# Words in Lance / object-store errors that mean "try again later", and "never".
+_TRANSIENT_MARKERS = (
+    "connection refused", "failed to connect", "timed out", "timeout", "connection reset",
+    "broken pipe", "503", "500 internal", "502", "504", "slowdown", "slow down",
+    "service unavailable", "temporarily", "dns error", "error sending request",
+    "commit conflict", "retryable",
+)  # fmt: skip
+_PERMANENT_MARKERS = ("403", "accessdenied", "access denied", "forbidden", "nosuchbucket")
+
+
+@contextmanager
+def storage_step(location: PackLocation, step: str) -> Iterator[None]:
+    """Turn storage failures into Wolfie errors that name the Pack and the step.
+
+    Transient faults (refused connections, timeouts, 5xx, commit conflicts) become
+    :class:`TransientStorageError`, so Prefect retries them; denials and missing buckets
+    become :class:`StorageError`. Wolfie's own errors pass through unchanged.
+    """
+    try:
+        yield
+    except WolfieError:
+        raise
+    except (OSError, RuntimeError, ValueError) as exc:
+        text = str(exc).lower()
+        where = f"Pack {location.name!r} at {location.root!r}, step {step!r}"
+        if any(marker in text for marker in _PERMANENT_MARKERS):
+            raise StorageError(f"Storage refused {where}: {exc}") from exc
+        if any(marker in text for marker in _TRANSIENT_MARKERS) or "lanceerror(io)" in text:
+            raise TransientStorageError(
+                f"Storage unavailable for {where}; retry later: {exc}"
+            ) from exc
+        raise
 
 
 def resolve_root(root: str | os.PathLike[str] | None) -> str:
@@ -105,6 +149,10 @@ def locate(
         options.update(storage_options or {})
         if options.get("aws_endpoint", "").startswith("http://"):
             options.setdefault("allow_http", "true")
+        # Bounded waits: with Lance's defaults an endpoint that accepts connections but
+        # never answers blocks for many minutes (measured in tests/packs/test_engine_s3.py).
+        for key, value in REMOTE_TIMEOUTS.items():
+            options.setdefault(key, value)
     return PackLocation(name=name, root=resolved, storage_options=options)
 
 
@@ -132,12 +180,13 @@ class PackStore:
     def table_names(self) -> set[str]:
         names: set[str] = set()
         token = None
-        while True:
-            page = self._db.list_tables(page_token=token, limit=1000)
-            names.update(page.tables)
-            token = page.page_token
-            if not token:
-                return names
+        with storage_step(self.location, "list tables"):
+            while True:
+                page = self._db.list_tables(page_token=token, limit=1000)
+                names.update(page.tables)
+                token = page.page_token
+                if not token:
+                    return names
 
     def exists(self) -> bool:
         if not is_remote(self.location.uri) and not Path(self.location.uri).is_dir():
@@ -148,14 +197,16 @@ class PackStore:
         """Create every table that does not exist yet (safe to call again)."""
         self.require_writable("create the Pack")
         existing = self.table_names()
-        for name, schema in schemas.all_schemas(dim).items():
-            if name not in existing:
-                self._db.create_table(name, schema=schema, exist_ok=True)
+        with storage_step(self.location, "create tables"):
+            for name, schema in schemas.all_schemas(dim).items():
+                if name not in existing:
+                    self._db.create_table(name, schema=schema, exist_ok=True)
 
     def table(self, name: str) -> Any:
         if name not in self._tables:
             try:
-                self._tables[name] = self._db.open_table(name)
+                with storage_step(self.location, f"open table {name!r}"):
+                    self._tables[name] = self._db.open_table(name)
             except (FileNotFoundError, ValueError) as exc:
                 raise PackNotFound(
                     f"Pack {self.location.name!r} under {self.location.root!r} has no "
@@ -183,7 +234,9 @@ class PackStore:
     # --- pack_meta: small JSON values, upserted by key -------------------------------
 
     def read_meta(self) -> dict[str, Any]:
-        rows = self.table(schemas.PACK_META).to_arrow().to_pylist()
+        table = self.table(schemas.PACK_META)
+        with storage_step(self.location, "read Pack metadata"):
+            rows = table.to_arrow().to_pylist()
         return {row["key"]: json.loads(row["value_json"]) for row in rows}
 
     def write_meta(self, values: Mapping[str, Any]) -> None:
@@ -205,7 +258,9 @@ class PackStore:
     def append(self, name: str, data: pa.Table) -> None:
         self.require_writable(f"append to {name!r}")
         if data.num_rows:
-            self.table(name).add(data, on_bad_vectors="null")
+            table = self.table(name)
+            with storage_step(self.location, f"append to {name!r}"):
+                table.add(data, on_bad_vectors="null")
 
     def merge(
         self,
@@ -226,19 +281,23 @@ class PackStore:
         self.require_writable(f"write to {name!r}")
         if not data.num_rows:
             return
-        builder = self.table(name).merge_insert(on)
+        table = self.table(name)
+        builder = table.merge_insert(on)
         if update is True:
             builder = builder.when_matched_update_all()
         elif isinstance(update, str):
             builder = builder.when_matched_update_all(where=update)
         if insert:
             builder = builder.when_not_matched_insert_all()
-        builder.execute(data, on_bad_vectors="null")
+        with storage_step(self.location, f"merge into {name!r}"):
+            builder.execute(data, on_bad_vectors="null")
 
     def compact(self, name: str) -> None:
         """Merge small fragments of ``name``; old versions are kept for time travel."""
         self.require_writable(f"compact {name!r}")
-        self.table(name).optimize()
+        table = self.table(name)
+        with storage_step(self.location, f"compact {name!r}"):
+            table.optimize()
 
     def drop_all(self) -> None:
         """Delete every table of this Pack (used by ``wolfie demo --fresh``)."""
@@ -249,10 +308,11 @@ class PackStore:
     def read_columns(self, name: str, columns: list[str], where: str | None = None) -> pa.Table:
         """Some columns of every row (or of the rows matching ``where``), vectors left out."""
         table = self.table(name)
-        query = table.search().select(columns).limit(max(1, table.count_rows(where)))
-        if where:
-            query = query.where(where)
-        return query.to_arrow()
+        with storage_step(self.location, f"read {name!r}"):
+            query = table.search().select(columns).limit(max(1, table.count_rows(where)))
+            if where:
+                query = query.where(where)
+            return query.to_arrow()
 
     def fragment_count(self, name: str) -> int:
         return int(self.table(name).stats()["fragment_stats"]["num_fragments"])

@@ -113,19 +113,16 @@ def test_opening_on_a_closed_port_fails_fast_with_the_endpoint_named():
     assert "Connection refused" in str(error)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="packs.storage passes Lance's connection error through as a bare ValueError "
-    "('Invalid input, Failed to connect to namespace: ...'); it should be a "
-    "TransientStorageError so retry_condition_fn retries it",
-)
 def test_an_unreachable_endpoint_is_a_transient_wolfie_error():
+    """Regression: Lance's connection error escaped as a bare ValueError ('Invalid input,
+    Failed to connect to namespace'), so Prefect's retry_condition_fn never retried it."""
     options = _options(f"http://127.0.0.1:{_closed_port()}", client_max_retries="0")
     error, _ = _error_within(
         lambda: Pack.open("unreachable", "s3://wolfie-test/x", storage_options=options),
         limit_s=60,
     )
     assert is_transient(error)
+    assert "'unreachable'" in str(error) and "list tables" in str(error)
 
 
 @pytest.mark.slow

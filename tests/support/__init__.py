@@ -1,0 +1,1 @@
+"""Helpers shared by tests and scripts: a moto S3 endpoint, end-to-end engine checks."""
