@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 _LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
 _EPISODE_CACHE = 10_000  # recent episodes kept in memory for reward lookups
+_STORED_CACHE = 200_000  # learned states remembered (a few MB)
 _IDEMPOTENT_KEYS = {schemas.EPISODES: "id", schemas.REWARD_EVENTS: "event_id"}
 
 
@@ -50,6 +51,9 @@ class Journal:
         self.buffer = WriteBuffer(flush_rows, flush_seconds)
         self._episodes: OrderedDict[str, list[str]] = OrderedDict()
         self._seen_keys: set[str] = set()
+        # Stored (flushed) learned state of memories this process has read, so a reward
+        # after a recall needs no table read. Refreshed by every recall and flush.
+        self._stored: dict[str, LearnedState] = {}
         self._commits: dict[str, int] = {}
         self.compact_every = 64
         self.lock = threading.RLock()
@@ -112,6 +116,7 @@ class Journal:
                 log.warning("Memory %s vanished before its learned state was written", memory_id)
                 continue
             state = fold(pending.steps, learned_of(row))
+            self._stored[memory_id] = state
             rows.append(
                 {
                     "id": memory_id,
@@ -303,15 +308,27 @@ class Journal:
         )
         return {row["id"]: row for row in rows}
 
+    def effective(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
+        """Pending steps applied to a freshly read stored state, which is remembered."""
+        if len(self._stored) >= _STORED_CACHE:
+            self._stored.clear()
+        self._stored[memory_id] = stored
+        return self.buffer.effective(memory_id, stored)
+
+    def forget_learned(self) -> None:
+        """Drop remembered stored states (after the table was rewritten elsewhere)."""
+        self._stored.clear()
+
     def learned_states(self, ids: list[str]) -> dict[str, LearnedState]:
         """Current learned state of ``ids``: stored values plus pending steps."""
-        stored = self.stored_learned(ids)
+        missing = [memory_id for memory_id in ids if memory_id not in self._stored]
+        for memory_id, row in self.stored_learned(missing).items():
+            self._stored[memory_id] = learned_of(row)
         out = {}
         for memory_id in ids:
-            row = stored.get(memory_id)
-            if row is None:
+            if memory_id not in self._stored:
                 raise UnknownMemory(
                     f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
                 )
-            out[memory_id] = self.buffer.effective(memory_id, learned_of(row))[0]
+            out[memory_id] = self.buffer.effective(memory_id, self._stored[memory_id])[0]
         return out

@@ -399,6 +399,7 @@ class LearningMixin:
             )
             schema = pa.schema([fields.field(n) for n in rows.column_names])
             self._store.merge(schemas.MEMORIES, rows.cast(schema), "id", update=True, insert=False)
+            self._journal.forget_learned()
         return RebuildReport(
             memories=joined.height,
             events=events.height,

@@ -425,7 +425,7 @@ class Pack(LearningMixin):
         with self._journal.lock:
             table = self._store.table(schemas.MEMORIES)
             candidates = phase_a(table, vector, k1, clause, self._settings.delta)
-            ranked = phase_b(candidates, self._journal.buffer.effective, self._settings, k2)
+            ranked = phase_b(candidates, self._journal.effective, self._settings, k2)
             episode_id = None
             if log_episode:
                 episode_id = self._journal.log_episode(
