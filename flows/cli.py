@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from flows.commands import register_all
 from flows.runtime import configure_offline
 
 configure_offline()
@@ -91,6 +92,9 @@ def recall(
         result = handle.search(query, k)
     console.print(_ranking_table(query, [asdict(i) for i in result.items]))
     console.print(Panel(result.prompt, title="Prompt block"))
+
+
+register_all(app)
 
 
 def main() -> None:
