@@ -81,6 +81,53 @@ class TransientStorageError(TransientError, OSError):
     """Storage failed in a way that a retry may fix (5xx, connection reset)."""
 
 
+# --- ingestion (packs.ingest) ----------------------------------------------------------
+
+
+class UnsupportedSource(InvalidInput):
+    """A media source that is neither an http(s) URL nor a local file (or absurdly long)."""
+
+
+class SourceNotFound(WolfieError, LookupError):
+    """A URL answered 404/410, or a local file does not exist."""
+
+
+class MediaUnreachable(TransientError, ConnectionError):
+    """The media server refused, timed out or answered 5xx/429; a retry may succeed."""
+
+
+class MediaDownloadError(WolfieError, RuntimeError):
+    """The download failed permanently for another reason (403, other 4xx)."""
+
+
+class NotMedia(InvalidInput):
+    """The file is not audio or video (a text, HTML or image file, or no audio stream)."""
+
+
+class CorruptMedia(InvalidInput):
+    """The file claims to be media but cannot be decoded."""
+
+
+class EmptyMedia(InvalidInput):
+    """The file is empty or its audio lasts zero seconds."""
+
+
+class SilentMedia(InvalidInput):
+    """The audio holds no audible signal, or the transcriber found no speech in it."""
+
+
+class ModelNotAvailable(WolfieError, FileNotFoundError):
+    """The transcription model is not on this machine (nothing is downloaded at run time)."""
+
+
+class CheckpointMissing(WolfieError, LookupError):
+    """A step's input checkpoint is absent: run the earlier step again."""
+
+
+class IngestFailed(WolfieError, RuntimeError):
+    """Some items of an ingestion run failed; the message lists each one and why."""
+
+
 def is_transient(exc: BaseException) -> bool:
     """True when retrying the step that raised ``exc`` may succeed."""
     return isinstance(exc, TransientError)
