@@ -200,3 +200,25 @@ def buffer_schemas(dim: int) -> dict[str, pa.Schema]:
     episodes = episodes_schema(dim)
     outcomes = pa.schema([episodes.field(name) for name in OUTCOME_COLUMNS])
     return {**all_schemas(dim), EPISODE_OUTCOMES: outcomes}
+
+
+# Created on demand by the eval flow (``evals/eval_runs.py``), not by ``PackStore.create``:
+# one row per typed metric of one eval run, so trends over time can be queried.
+EVAL_RUNS = "eval_runs"
+EVAL_RUNS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("metric", pa.string(), nullable=False),
+        pa.field("k", pa.int32()),
+        pa.field("value", pa.float64(), nullable=False),
+        pa.field("higher_is_better", pa.bool_(), nullable=False),
+        pa.field("queries", pa.int64(), nullable=False),
+        pa.field("dataset", pa.string(), nullable=False),
+        pa.field("dataset_digest", pa.string()),
+        pa.field("pack", pa.string(), nullable=False),
+        pa.field("pack_version", pa.int64()),  # the memories table version scored
+        pa.field("settings_version", pa.int64()),
+        pa.field("embedding", pa.string()),  # "provider:model" that embedded the queries
+    ]
+)

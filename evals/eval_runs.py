@@ -1,0 +1,66 @@
+"""The Pack's ``eval_runs`` table: typed results written per run, read back as trends.
+
+The table is created on first use (``PackStore.ensure_table``), so Packs that are never
+evaluated don't carry it. One row per :class:`~evals.metrics.MetricResult`; the rows of
+one run share a ``run_id``. Writing is one append (one commit) per run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import cast
+
+import polars as pl
+import pyarrow as pa
+
+from evals.metrics import MetricResult
+from packs import schemas
+from packs.pack import Pack
+
+
+def write_eval_run(
+    pack: Pack,
+    results: Sequence[MetricResult],
+    *,
+    dataset_digest: str | None = None,
+    settings_version: int | None = None,
+    embedding: str | None = None,
+    run_id: str | None = None,
+) -> str:
+    """Append ``results`` as one run; returns its ``run_id``."""
+    run_id = run_id or uuid.uuid4().hex
+    rows = [
+        {
+            "run_id": run_id, "at": r.at, "metric": r.metric, "k": r.k, "value": r.value,
+            "higher_is_better": r.higher_is_better, "queries": r.queries,
+            "dataset": r.dataset, "dataset_digest": dataset_digest,
+            "pack": r.pack or pack.name, "pack_version": r.pack_version,
+            "settings_version": settings_version, "embedding": embedding,
+        }
+        for r in results
+    ]  # fmt: skip
+    pack.store.ensure_table(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA)
+    pack.store.append(
+        schemas.EVAL_RUNS, pa.Table.from_pylist(rows, schema=schemas.EVAL_RUNS_SCHEMA)
+    )
+    return run_id
+
+
+def read_eval_runs(pack: Pack, run_id: str | None = None) -> pl.DataFrame:
+    """Every stored result (or one run's), oldest first; empty when never evaluated."""
+    if not pack.store.has_table(schemas.EVAL_RUNS):
+        return cast(pl.DataFrame, pl.from_arrow(schemas.EVAL_RUNS_SCHEMA.empty_table()))
+    table = pack.store.table(schemas.EVAL_RUNS)
+    table.checkout_latest()
+    frame = cast(pl.DataFrame, pl.from_arrow(table.to_arrow()))
+    if run_id is not None:
+        frame = frame.filter(pl.col("run_id") == run_id)
+    return frame.sort(["at", "metric", "k"])
+
+
+def trend(frame: pl.DataFrame, metric: str, k: int | None) -> pl.DataFrame:
+    """One metric at one cutoff over runs: at, run_id, dataset, pack_version, value."""
+    chosen = frame.filter(pl.col("metric") == metric)
+    chosen = chosen.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+    return chosen.select("at", "run_id", "dataset", "pack_version", "value").sort("at")
