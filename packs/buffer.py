@@ -38,6 +38,9 @@ class WriteBuffer:
         self._rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self._memories: dict[str, PendingMemory] = {}
         self._since: float | None = None
+        # Tables whose rows came back from a failed flush: their commit may have landed,
+        # so the next write must be idempotent (merge_insert) rather than an append.
+        self.retried: set[str] = set()
 
     # --- adding ------------------------------------------------------------------------
 
@@ -107,6 +110,7 @@ class WriteBuffer:
         """Put back what a failed flush had not written yet, ahead of anything newer."""
         for name, table in tables.items():
             self._rows[name] = table.to_pylist() + self._rows.get(name, [])
+            self.retried.add(name)
         for memory_id, pending in memories.items():
             newer = self._memories.get(memory_id)
             if newer is not None:

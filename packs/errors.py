@@ -45,6 +45,10 @@ class PackNotFound(WolfieError, LookupError):
     """The Pack does not exist under the given root."""
 
 
+class EmptyPack(WolfieError, LookupError):
+    """The Pack exists but holds no memories or knowledge yet."""
+
+
 class UnknownEpisode(WolfieError, LookupError):
     """An episode id that this Pack never logged."""
 

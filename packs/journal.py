@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,11 @@ log = logging.getLogger(__name__)
 _LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
 _EPISODE_CACHE = 10_000  # recent episodes kept in memory for reward lookups
 _STORED_CACHE = 200_000  # learned states remembered (a few MB)
-_IDEMPOTENT_KEYS = {schemas.EPISODES: "id", schemas.REWARD_EVENTS: "event_id"}
+_IDEMPOTENT_KEYS: dict[str, str | list[str]] = {
+    schemas.EPISODES: "id",
+    schemas.RETRIEVAL_LOG: ["episode_id", "item_id"],
+    schemas.REWARD_EVENTS: "event_id",
+}
 
 
 def learned_of(row: Mapping[str, Any]) -> LearnedState:
@@ -56,6 +60,7 @@ class Journal:
         self._stored: dict[str, LearnedState] = {}
         self._commits: dict[str, int] = {}
         self.compact_every = 64
+        self.retention = timedelta(hours=24)
         self.lock = threading.RLock()
         self.writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._seq = itertools.count()
@@ -98,9 +103,11 @@ class Journal:
                 continue
             if name == schemas.EPISODE_OUTCOMES:
                 self._store.merge(schemas.EPISODES, tables[name], "id", update=True, insert=False)
-            elif name in _IDEMPOTENT_KEYS:  # a retried flush can't duplicate them
+            elif name in _IDEMPOTENT_KEYS and name in self.buffer.retried:
+                # the failed attempt may have committed: write each row once by its key
                 self._store.merge(name, tables[name], _IDEMPOTENT_KEYS[name])
-            else:
+                self.buffer.retried.discard(name)
+            else:  # appends stay cheap as tables grow (merge_insert joins the whole key)
                 self._store.append(name, tables[name])
             del tables[name]
             self._count_commit(schemas.EPISODES if name == schemas.EPISODE_OUTCOMES else name)
@@ -144,7 +151,7 @@ class Journal:
             if count < self.compact_every:
                 continue
             try:
-                self._store.compact(name)
+                self._store.compact(name, self.retention)
                 self._commits[name] = 0
             except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
                 log.warning("Compaction of %s deferred: %s", name, exc)

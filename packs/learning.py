@@ -26,6 +26,7 @@ from packs.intrinsic import intrinsic_reward
 from packs.maturity import Maturity, compute_maturity
 from packs.records import FeedbackResult
 from packs.replay import replay
+from packs.retrieval import vector_query
 from packs.reward_sources import (
     from_outcome,
     from_signal,
@@ -324,9 +325,7 @@ class LearningMixin:
     def _response_pool(self, query: np.ndarray, condition: str) -> np.ndarray:
         """Response vectors of memories with similar intents that meet ``condition``."""
         hits = (
-            self._store.table(schemas.MEMORIES)
-            .search(query, vector_column_name="intent_embedding")
-            .distance_type("cosine")
+            vector_query(self._store.table(schemas.MEMORIES), query)
             .where(
                 f"kind = {sql_literal(schemas.KIND_MEMORY)} AND response_embedding IS NOT NULL "
                 f"AND {condition}",

@@ -16,7 +16,7 @@ import logging
 import os
 import weakref
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from packs.records import (
     Recall,
     RememberResult,
 )
-from packs.retrieval import phase_a, phase_b
+from packs.retrieval import phase_a, phase_b, vector_query
 from packs.rows import knowledge_row, memory_row, merged_row
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
@@ -93,6 +93,7 @@ class Pack(LearningMixin):
             store, embedding.dim, settings.log_flush_rows, settings.log_flush_seconds
         )
         self._journal.compact_every = settings.compact_every_commits
+        self._journal.retention = timedelta(hours=settings.version_retention_hours)
         self._closed = False
         if not store.read_only:
             _open_packs.add(self)
@@ -222,6 +223,7 @@ class Pack(LearningMixin):
         self._journal.buffer.flush_rows = new.log_flush_rows
         self._journal.buffer.flush_seconds = new.log_flush_seconds
         self._journal.compact_every = new.compact_every_commits
+        self._journal.retention = timedelta(hours=new.version_retention_hours)
         return new
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -306,9 +308,7 @@ class Pack(LearningMixin):
 
     def _nearest_memory(self, vector: np.ndarray) -> dict[str, Any] | None:
         hits = (
-            self._store.table(schemas.MEMORIES)
-            .search(vector, vector_column_name="intent_embedding")
-            .distance_type("cosine")
+            vector_query(self._store.table(schemas.MEMORIES), vector)
             .where(f"kind = {sql_literal(schemas.KIND_MEMORY)}", prefilter=True)
             .limit(1)
             .to_arrow()

@@ -19,6 +19,7 @@ REWARD_EVENTS = "reward_events"
 STATE_TRACES = "state_traces"
 PACK_META = "pack_meta"
 VALIDATIONS = "validations"
+LESSON_LOG = "lesson_log"
 # Not a table: buffered updates of resolved episodes, written into EPISODES.
 EPISODE_OUTCOMES = "episode_outcomes"
 OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
@@ -173,6 +174,20 @@ VALIDATIONS_SCHEMA = pa.schema(
     ]
 )
 
+# One row per lesson the lessons flow tried to write, kept or not.
+LESSON_LOG_SCHEMA = pa.schema(
+    [
+        pa.field("at", TS, nullable=False),
+        pa.field("memory_id", pa.string(), nullable=False),
+        pa.field("writer", pa.string(), nullable=False),
+        pa.field("prompt_version", pa.string()),
+        pa.field("status", pa.string(), nullable=False),  # "written" or "failed"
+        pa.field("lesson", pa.string()),
+        pa.field("confidence", pa.float64()),  # the confidence the lesson was written at
+        pa.field("error", pa.string()),
+    ]
+)
+
 PACK_META_SCHEMA = pa.schema(
     [
         pa.field("key", pa.string(), nullable=False),
@@ -191,6 +206,7 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         REWARD_EVENTS: REWARD_EVENTS_SCHEMA,
         STATE_TRACES: STATE_TRACES_SCHEMA,
         VALIDATIONS: VALIDATIONS_SCHEMA,
+        LESSON_LOG: LESSON_LOG_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }
 

@@ -42,6 +42,7 @@ class PackSettings:
     log_flush_rows: int = 256
     log_flush_seconds: float = 5.0
     compact_every_commits: int = 64
+    version_retention_hours: float = 24.0
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -55,6 +56,7 @@ class PackSettings:
         for name in ("z_floor_similarity", "z_floor_utility", "z_floor_confidence", "z_clip"):
             _check_range(name, getattr(self, name), 0.0, 100.0, low_open=True)
         _check_range("log_flush_seconds", self.log_flush_seconds, 0.0, 86_400.0)
+        _check_range("version_retention_hours", self.version_retention_hours, 0.0, 24.0 * 365)
         for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -292,12 +292,13 @@ class PackStore:
         with storage_step(self.location, f"merge into {name!r}"):
             builder.execute(data, on_bad_vectors="null")
 
-    def compact(self, name: str) -> None:
-        """Merge small fragments of ``name``; old versions are kept for time travel."""
+    def compact(self, name: str, retention: timedelta | None = None) -> None:
+        """Merge small fragments of ``name`` and drop versions older than ``retention``
+        (LanceDB's default, 7 days, when None); younger versions stay for time travel."""
         self.require_writable(f"compact {name!r}")
         table = self.table(name)
         with storage_step(self.location, f"compact {name!r}"):
-            table.optimize()
+            table.optimize(cleanup_older_than=retention)
 
     def drop_all(self) -> None:
         """Delete every table of this Pack (used by ``wolfie demo --fresh``)."""

@@ -7,7 +7,6 @@ and never logged or shown in ``repr``.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -15,8 +14,7 @@ import numpy as np
 
 from packs.embeddings.base import EmbeddingInfo, EmbeddingProvider, Vectors, l2_normalise
 from packs.errors import EmbeddingServiceError, TransientEmbeddingServiceError
-
-_RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+from packs.http_json import post_json
 
 
 class OpenAIEmbeddings(EmbeddingProvider):
@@ -81,33 +79,7 @@ class OpenAIEmbeddings(EmbeddingProvider):
         return l2_normalise(matrix)
 
     def _post(self, payload: dict[str, Any]) -> Any:
-        last: str = ""
-        for attempt in range(self._retries + 1):
-            try:
-                response = self._client.post(self._url, json=payload)
-            except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}"
-            else:
-                if response.status_code == 200:
-                    return self._json(response)
-                if response.status_code not in _RETRY_STATUS:
-                    raise EmbeddingServiceError(
-                        f"{self._url} answered HTTP {response.status_code}; check the base "
-                        "URL, model name and API key."
-                    )
-                last = f"HTTP {response.status_code}"
-            if attempt < self._retries:
-                time.sleep(self._backoff_s * 2**attempt)
-        raise TransientEmbeddingServiceError(
-            f"{self._url} kept failing ({last}) after {self._retries + 1} attempts."
-        )
-
-    def _json(self, response: httpx.Response) -> Any:
-        try:
-            return response.json()
-        except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
-            kind = response.headers.get("content-type", "no content type")
-            raise EmbeddingServiceError(
-                f"{self._url} answered HTTP 200 with a body that is not JSON ({kind}); "
-                "check that the base URL points at the API, not a proxy or login page."
-            ) from exc
+        return post_json(
+            self._client, self._url, payload, retries=self._retries, backoff_s=self._backoff_s,
+            permanent=EmbeddingServiceError, transient=TransientEmbeddingServiceError,
+        )  # fmt: skip

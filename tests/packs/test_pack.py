@@ -209,3 +209,29 @@ def test_close_flushes_everything(tmp_path):
     reopened = Pack.open("durable", tmp_path, read_only=True)
     assert reopened.count(S.EPISODES) == 1 and reopened.count(S.REWARD_EVENTS) == 1
     assert reopened.get(recall.ids[0])["utility"] == pytest.approx(0.3)
+
+
+def test_regression_a_failed_flush_never_duplicates_rows(trading_pack, monkeypatch):
+    """Bug class: a flush whose commit landed but raised (an ambiguous storage failure)
+    put its rows back, and the retry appended them a second time."""
+    store = trading_pack.store
+    real_append = store.append
+    failures = {"reward_events": 1, "retrieval_log": 1}
+
+    def flaky_append(name, data):
+        real_append(name, data)  # the commit lands...
+        if failures.get(name):
+            failures[name] -= 1
+            raise OSError("connection reset after the commit")  # ...but the caller sees it fail
+
+    monkeypatch.setattr(store, "append", flaky_append)
+    recall = trading_pack.recall("I missed the breakout, should I buy now?")
+    trading_pack.feedback(recall.episode_id, 1.0)
+    with pytest.raises(OSError):
+        trading_pack.flush()  # retrieval_log landed, then "failed": it is kept for a retry
+    trading_pack.flush()  # the retry writes by key; reward events go in as well
+    assert store.table(S.REWARD_EVENTS).count_rows() == len(recall.ids)
+    assert trading_pack.count(S.EPISODES) == 1
+    assert trading_pack.count(S.RETRIEVAL_LOG) == recall.candidate_count
+    assert trading_pack.count(S.REWARD_EVENTS) == len(recall.ids)
+    assert all(trading_pack.get(i)["utility"] == pytest.approx(0.3) for i in recall.ids)

@@ -1,0 +1,173 @@
+"""The scheduled learning flows on the real Prefect engine and real LanceDB Packs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+from evals.episodes import load_episodes, run_epochs
+from flows.demo import DEMO_DIR
+from flows.learning import maintain_pack, pack_health, recompute_utilities, refresh_lessons_flow
+from packs import Pack
+from packs import schemas as S
+from packs.bundles import load_bundle
+from packs.errors import EmptyPack, PackNotFound, SchemaVersionError
+from packs.records import KnowledgeChunk
+from packs.rows import knowledge_row
+from tests.support.json_server import Reply, chat_reply, json_server
+
+
+@pytest.fixture(scope="module")
+def learned_root(tmp_path_factory) -> Path:
+    """A demo Pack after two epochs of rewarded episodes (built once per module)."""
+    root = tmp_path_factory.mktemp("learned")
+    with Pack.open("journal", root) as pack:
+        loaded = load_bundle(pack, DEMO_DIR)
+        run_epochs(pack, load_episodes(DEMO_DIR / "episodes.jsonl", loaded.refs), 2)
+    return root
+
+
+@pytest.fixture
+def root(learned_root, tmp_path) -> str:
+    """A private copy of the learned Pack, so each test can change it."""
+    shutil.copytree(learned_root, tmp_path / "packs")
+    return str(tmp_path / "packs")
+
+
+def artifacts(*keys: str) -> dict[str, object]:
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=list(keys)))
+        )
+    return {a.key: a.data for a in found}
+
+
+def test_recompute_equals_online_and_is_idempotent(root):
+    first = recompute_utilities(pack="journal", root=root)
+    assert first["events"] > 0 and first["changed"] == 0
+    assert first["max_utility_drift"] < 1e-9
+    # lose the online utilities, as a crash between the log and the utilities would
+    with Pack.open("journal", root) as pack:
+        online = {
+            r["id"]: r["utility"] for r in pack.store.table(S.MEMORIES).to_arrow().to_pylist()
+        }
+        pack.store.table(S.MEMORIES).update(values={"utility": 0.0})
+        version = pack.store.table(S.MEMORIES).version
+    repaired = recompute_utilities(pack="journal", root=root)
+    assert repaired["changed"] == sum(1 for u in online.values() if u != 0.0)
+    with Pack.open("journal", root, read_only=True) as pack:
+        table = pack.store.table(S.MEMORIES)
+        assert table.version == version + 1  # one commit: old or new, never half
+        rebuilt = {r["id"]: r["utility"] for r in table.to_arrow().to_pylist()}
+    assert rebuilt == pytest.approx(online)
+    assert recompute_utilities(pack="journal", root=root)["changed"] == 0
+    assert "journal-utilities" in artifacts("journal-utilities")
+
+
+def test_refresh_lessons_template_then_no_op(root):
+    report = refresh_lessons_flow(pack="journal", root=root, writer="template")
+    assert report["written"] == report["candidates"] > 0 and not report["failures"]
+    with Pack.open("journal", root, read_only=True) as pack:
+        rows = pack.store.table(S.MEMORIES).to_arrow().to_pylist()
+        lessons = [r for r in rows if r["experience_summary"]]
+        assert len(lessons) == report["written"]
+        failing = [r for r in lessons if r["utility"] < -0.1]
+        assert all("Avoid" in r["experience_summary"] for r in failing)
+        assert pack.store.table(S.LESSON_LOG).count_rows() == report["written"]
+        recall = pack.search("I missed the move, should I jump in?")
+        assert "## Lessons" in recall.prompt and "[template lesson]" in recall.prompt
+    assert refresh_lessons_flow(pack="journal", root=root, writer="template")["candidates"] == 0
+
+
+def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch):
+    with json_server(lambda p, body, h: chat_reply("Wait for the retest before buying.")) as s:
+        monkeypatch.setenv("WOLFIE_LLM_BASE_URL", s.url)
+        monkeypatch.setenv("WOLFIE_LLM_MODEL", "test-model")
+        monkeypatch.setenv("WOLFIE_LLM_API_KEY", "sk-test-secret")
+        report = refresh_lessons_flow(pack="journal", root=root, writer="openai", limit=3)
+        assert report["written"] == 3 and len(s.requests) == 3
+    with Pack.open("journal", root, read_only=True) as pack:
+        lessons = [
+            r["experience_summary"] for r in pack.store.table(S.MEMORIES).to_arrow().to_pylist()
+        ]
+    assert lessons.count("Wait for the retest before buying.") == 3
+
+
+def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
+    refresh_lessons_flow(pack="journal", root=root, writer="template")
+    with Pack.open("journal", root) as pack:  # new evidence for one memory
+        recall = pack.recall("I missed the move this morning, should I jump in now?")
+        pack.feedback(recall.episode_id, 1.0)
+        before = {i: pack.get(i)["experience_summary"] for i in recall.ids}
+    with json_server(lambda p, body, h: Reply(body={"garbage": True})) as s:
+        monkeypatch.setenv("WOLFIE_LLM_BASE_URL", s.url)
+        monkeypatch.setenv("WOLFIE_LLM_MODEL", "test-model")
+        report = refresh_lessons_flow(pack="journal", root=root, writer="openai")
+    assert report["written"] == 0 and set(report["failures"]) == set(recall.ids)
+    with Pack.open("journal", root, read_only=True) as pack:
+        assert {i: pack.get(i)["experience_summary"] for i in recall.ids} == before
+        log = pack.store.table(S.LESSON_LOG).to_arrow().to_pylist()
+        assert sum(1 for r in log if r["status"] == "failed") == len(recall.ids)
+
+
+def test_pack_health_appends_traces_and_publishes_a_chart(root):
+    first = pack_health(pack="journal", root=root)
+    second = pack_health(pack="journal", root=root)
+    assert first["episode_count"] == second["episode_count"] == 16
+    with Pack.open("journal", root, read_only=True) as pack:
+        assert pack.store.table(S.STATE_TRACES).count_rows() == 2
+    found = artifacts("journal-health", "journal-health-chart")
+    assert "data:image/png;base64," in str(found["journal-health-chart"])
+    assert "hit_rate" in str(found["journal-health"])
+
+
+def test_maintenance_compacts_and_builds_indexes(root):
+    with Pack.open("journal", root) as pack:
+        rng = np.random.default_rng(0)
+        rows = []
+        for i in range(600):
+            vec = rng.normal(size=384).astype(np.float32)
+            chunk = KnowledgeChunk(f"synthetic chunk {i}", "synthetic.txt", i)
+            rows.append(knowledge_row(chunk, vec / np.linalg.norm(vec), pack_now()))
+        schema = S.memories_schema(384)
+        for start in range(0, 600, 100):  # six commits: six small fragments
+            pack.store.append(
+                S.MEMORIES, pa.Table.from_pylist(rows[start : start + 100], schema=schema)
+            )
+        before = pack.store.fragment_count(S.MEMORIES)
+    report = maintain_pack(pack="journal", root=root, retention_days=0, index_threshold=500)
+    assert report["fragments_after"]["memories"] < before
+    assert "memories.intent_embedding (ivf_pq, cosine)" in report["indexes_built"]
+    with Pack.open("journal", root) as pack:
+        assert pack.search("I missed the move, should I jump in?").items
+        # retention 0 drops every old version; optimize's own two commits may remain
+        assert len(pack.store.table(S.MEMORIES).list_versions()) <= 2
+    assert report["versions_removed"]["memories"] >= 6
+    assert maintain_pack(pack="journal", root=root, index_threshold=500)["indexes_built"] == []
+
+
+def pack_now():
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def test_flows_refuse_missing_empty_and_newer_packs(tmp_path):
+    root = str(tmp_path)
+    with pytest.raises(PackNotFound):
+        recompute_utilities(pack="nope", root=root)
+    assert not (tmp_path / "nope").exists()
+    Pack.open("empty", root).close()
+    with pytest.raises(EmptyPack, match="no memories or knowledge"):
+        pack_health(pack="empty", root=root)
+    with Pack.open("future", root) as pack:
+        pack.remember("intent", "response")
+        pack.store.write_meta({"schema_version": S.SCHEMA_VERSION + 1})
+    with pytest.raises(SchemaVersionError):
+        refresh_lessons_flow(pack="future", root=root)
