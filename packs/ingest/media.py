@@ -9,7 +9,9 @@ wrap these step functions one to one.
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -58,6 +60,7 @@ class StepResult:
     reused: bool
     seconds: float
     info: dict[str, Any] = field(default_factory=dict)
+    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -54,7 +54,9 @@ def summary_row(outcome: ItemOutcome) -> dict[str, Any]:
         "wall_s": round(wall, 2),
         "rtf": round(wall / duration, 3) if duration else None,
         "resumed_parts": transcript.get("resumed_parts"),
+        "reused_steps": [s for s in STEPS if outcome.steps.get(s, {}).get("reused")],
         "status": status_of(outcome),
+        "worker": outcome.steps.get("transcribe", outcome.steps.get("download", {})).get("worker"),
         "error": f"{outcome.failed_step}: {outcome.error}" if outcome.error else None,
     }
 

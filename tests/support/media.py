@@ -40,6 +40,7 @@ GARDEN = (
 HELLO = (
     "Hello from the test suite.",
     "This short clip checks that a good item still goes through.",
+    "It ends here.",
 )
 GAP_S = 0.6  # silence between sentences
 
@@ -62,6 +63,22 @@ class Spoken:
     def when(self, fragment: str) -> tuple[float, float]:
         """Start and end second of the sentence that contains ``fragment``."""
         return next((s, e) for text, s, e in self.sentences if fragment in text)
+
+
+@dataclass(frozen=True)
+class Clips:
+    """The speech clips the ingestion tests use, in one folder."""
+
+    folder: Path
+    onboarding: Spoken  # mp3, 44 s
+    garden: Spoken  # mp4 video with an AAC track, 21 s
+    hello: Spoken  # wav, 9 s
+
+
+def make_clips(folder: Path) -> Clips:
+    onboarding = to_mp3(speak(ONBOARDING, folder / "onboarding.wav"), folder / "onboarding.mp3")
+    garden = to_mp4(speak(GARDEN, folder / "garden.wav"), folder / "garden.mp4")
+    return Clips(folder, onboarding, garden, speak(HELLO, folder / "hello.wav"))
 
 
 def require_tools() -> None:
