@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from rich.panel import Panel
@@ -12,6 +14,7 @@ from rich.table import Table
 
 from flows.commands import register_all
 from flows.runtime import configure_offline
+from packs.errors import WolfieError
 
 configure_offline()
 
@@ -74,6 +77,19 @@ def demo(
     console.print(rates)
     console.print(_ranking_table("After learning", after["items"]))
     console.print(Panel(after["prompt"], title="Prompt block injected after learning"))
+    if result["spoken"]:
+        console.print(_spoken_panel(result["spoken"]))
+
+
+def _spoken_panel(spoken: dict[str, Any]) -> Panel:
+    item, top = spoken["ingest"], spoken["items"][0]
+    lines = [
+        f"Ingested {item['media']!r}: {item['duration_s']:.1f} s of speech, {item['chunks']} "
+        f"chunks ({item['status']}, {item['wall_s']:.1f} s of work).",
+        f"Recall {spoken['query']!r}",
+        f"-> [{top['start_s']:.1f}-{top['end_s']:.1f} s] {top['text']}",
+    ]
+    return Panel("\n".join(lines), title="Voice note: transcribed, chunked, recalled")
 
 
 @app.command()
@@ -98,7 +114,19 @@ register_all(app)
 
 
 def main() -> None:
-    app()
+    """The console entry point: Wolfie's errors print as one clear line, exit status 2."""
+    try:
+        app(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(1)
+    except WolfieError as exc:
+        Console(stderr=True).print(f"[red]Error:[/red] {exc}", highlight=False, markup=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

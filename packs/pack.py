@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from packs import schemas
@@ -36,6 +37,7 @@ from packs.filters import sql_literal, where_clause
 from packs.journal import Journal, learned_of
 from packs.learning import LearningMixin
 from packs.prompt import render_prompt
+from packs.query import query_table, versions
 from packs.records import (
     KnowledgeChunk,
     Recall,
@@ -459,6 +461,28 @@ class Pack(LearningMixin):
             usage_count=row["usage_count"] + uses,
         )
         return row
+
+    def query(
+        self,
+        table: str,
+        where: Mapping[str, object] | None = None,
+        columns: list[str] | None = None,
+        limit: int | None = None,
+        version: int | None = None,
+    ) -> pl.DataFrame:
+        """Filter a table (``memories``, ``knowledge``, ``episodes``, ``rewards``,
+        ``traces``, ``evals``, ...) into a polars DataFrame; ``version`` reads the past.
+
+        ``where`` maps columns to a value, a list (any of), or ``(op, value)`` with op in
+        ``= != < <= > >=``. Values are escaped literals, columns must exist.
+        """
+        if not self.read_only:
+            self.flush()
+        return query_table(self._store, table, where, columns, limit, version)
+
+    def versions(self, table: str) -> list[dict[str, Any]]:
+        """Versions of a table, oldest first, for time travel with ``query(version=)``."""
+        return versions(self._store, table)
 
     def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:
         """Rows in ``table`` (pending buffered rows included after a flush)."""

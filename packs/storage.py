@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from packs import schemas
 from packs.errors import (
+    InvalidInput,
     PackNotFound,
     ReadOnlyPack,
     StorageError,
@@ -213,6 +214,25 @@ class PackStore:
                     f"table {name!r}; create it with Pack.open(..., create=True)."
                 ) from exc
         return self._tables[name]
+
+    def open_version(self, name: str, version: int | None = None) -> Any:
+        """A handle on ``name`` at ``version`` (time travel), or at the latest commit."""
+        if version is None:
+            table = self.table(name)
+            with storage_step(self.location, f"refresh {name!r}"):
+                table.checkout_latest()
+            return table
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidInput(f"version must be a positive int, got {version!r}.")
+        with storage_step(self.location, f"open {name!r} at version {version}"):
+            table = self._db.open_table(name)
+            try:
+                table.checkout(version)
+            except ValueError as exc:
+                raise InvalidInput(
+                    f"Table {name!r} of Pack {self.location.name!r} has no version {version}."
+                ) from exc
+        return table
 
     def has_table(self, name: str) -> bool:
         return name in self._tables or name in self.table_names()
