@@ -13,10 +13,17 @@ from typing import Any
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
+from flows.ingest import ingest_media_flow
+from tasks.ingest_tasks import media_recall_task
 from tasks.pack_tasks import episodes_task, load_bundle_task, ranking_task
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 SHOWCASE_QUERY = "I missed the move this morning, should I jump in now?"
+# A 31 s voice note (data/media/README.md has its text); short chunks so that the
+# recalled one pins the phrase down to about ten seconds.
+DEMO_MEDIA = Path(__file__).resolve().parents[1] / "data" / "media" / "trading_desk_note.mp3"
+SPOKEN_QUERY = "What should I do after two losing trades in a row?"
+MEDIA_CHUNKING = {"target_s": 12.0, "overlap_s": 0.0}
 
 
 @flow(name="wolfie-demo", log_prints=True)
@@ -26,8 +33,10 @@ def demo_flow(
     epochs: int = 3,
     data_dir: str = str(DEMO_DIR),
     show_progress: bool = False,
+    media: str | None = str(DEMO_MEDIA),
 ) -> dict[str, Any]:
-    """Load the demo bundle, rank, learn from rewarded episodes, rank again."""
+    """Load the demo bundle, rank, learn from rewarded episodes, rank again; then ingest
+    the bundled voice note and recall a phrase spoken in it."""
     loaded = load_bundle_task(pack, root, data_dir)
     before = ranking_task(pack, root, SHOWCASE_QUERY, 3)
     learned = episodes_task(
@@ -45,7 +54,15 @@ def demo_flow(
         markdown=_ranking_markdown(before, after),
         description="Top items for the showcase query before and after learning.",
     )
-    return {"loaded": loaded, "before": before, "after": after, "success_by_epoch": rates}
+    spoken = None
+    if media:
+        ingested = ingest_media_flow(sources=[media], pack=pack, root=root, chunking=MEDIA_CHUNKING)
+        item = ingested["items"][0]
+        spoken = media_recall_task(pack, root, SPOKEN_QUERY, item["media_id"]) | {"ingest": item}
+    return {
+        "loaded": loaded, "before": before, "after": after, "success_by_epoch": rates,
+        "spoken": spoken,
+    }  # fmt: skip
 
 
 def _ranking_markdown(before: dict[str, Any], after: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from packs.ingest import (
     chunk_step,
     default_work_dir,
     fetch_step,
+    media_source,
     transcribe_step,
     upsert_step,
 )
@@ -171,6 +172,16 @@ def upsert_task(
     )
     report(1.0)
     return result.to_dict()
+
+
+@task(name="media-recall")
+def media_recall_task(
+    pack: str, root: str | None, query: str, media_id: str, k: int = 1
+) -> dict[str, Any]:
+    """The best chunks of one media item for ``query`` (ranked as recall, nothing logged)."""
+    with IngestTarget(pack, root).open_pack() as handle:
+        result = handle.search(query, k, where={"source": media_source(media_id)})
+    return {"query": query, "items": [asdict(item) for item in result.items]}
 
 
 @task(

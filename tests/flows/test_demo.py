@@ -19,18 +19,26 @@ def test_demo_flow_builds_learns_and_publishes(tmp_path):
         assert pack.count("reward_events") >= 16
         utilities = pack.store.table("memories").to_arrow()["utility"].to_pylist()
         assert any(u != 0.0 for u in utilities)
+    # the bundled voice note: sentence 5 (21.18-26.03 s, data/media/README.md) is recalled
+    spoken = result["spoken"]
+    media_chunks = spoken["ingest"]["chunks"]
+    assert spoken["ingest"]["status"] == "ingested" and media_chunks == 3
+    top = spoken["items"][0]
+    assert "losing trades" in top["text"] and top["start_s"] <= 22.2 and top["end_s"] >= 25.0
     # re-running loads nothing twice
     again = demo_flow(pack="demo", root=str(tmp_path), epochs=1)
     assert again["loaded"]["knowledge"] == 16
+    assert again["spoken"]["ingest"]["status"] == "up to date"
     with Pack.open("demo", tmp_path, read_only=True) as pack:
-        assert pack.count(kind="knowledge") == 16 and pack.count(kind="memory") == 10
+        assert pack.count(kind="knowledge") == 16 + media_chunks
+        assert pack.count(kind="memory") == 10
 
 
 def test_demo_flow_artifacts(tmp_path):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    demo_flow(pack="demo-artifacts", root=str(tmp_path), epochs=1)
+    demo_flow(pack="demo-artifacts", root=str(tmp_path), epochs=1, media=None)
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
             artifact_filter=ArtifactFilter(
@@ -45,3 +53,4 @@ def test_wolfie_demo_command(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Before learning" in result.output and "After learning" in result.output
     assert "Prompt block injected" in result.output
+    assert "Voice note" in result.output and "losing trades" in result.output
