@@ -56,7 +56,7 @@ def ingest_media_flow(
     """
     started = time.perf_counter()
     retry = (retries, retry_delay_s)
-    retrying(prepare_pack_task, *retry)(pack, root)
+    retrying(prepare_pack_task, *retry)(pack, root, transcribe, chunking)
     chains: list[tuple[str, list[PrefectFuture[Any]]]] = []
     for source in dict.fromkeys(sources):  # the same source twice is one item
         progress = str(

@@ -62,8 +62,15 @@ def reporter(source: str, step: str, artifact_id: str | None) -> Callable[[float
     retry_delay_seconds=RETRY_DELAY_S,
     retry_condition_fn=retry_transient,
 )
-def prepare_pack_task(pack: str, root: str | None) -> dict[str, Any]:
-    """Open (or create) the Pack once, before items write to it concurrently."""
+def prepare_pack_task(
+    pack: str,
+    root: str | None,
+    transcribe: dict[str, Any] | None = None,
+    chunking: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Check the run's options and open (or create) the Pack, before any item starts."""
+    TranscribeOptions.from_dict(transcribe)
+    ChunkingOptions.from_dict(chunking)
     with IngestTarget(pack, root).open_pack() as handle:
         return {"pack": handle.name, "root": handle.root}
 

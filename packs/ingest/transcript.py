@@ -54,7 +54,7 @@ def transcribe_step(
             language = state.language or options.language
             segments, heard = transcribe_window(model, window, options, state.prompt, language)
             state.language = state.language or heard  # detected once, then kept
-        part = state.add(window.start_sample, window.end_sample, segments)
+        part = state.add(window.start_sample, window.end_sample, segments, window.silent)
         store.put_json(Keys.transcript_part(media_id, fp, part["index"]), part)
         if expected:
             on_progress(min(0.99, window.end_sample / expected))
@@ -110,12 +110,12 @@ class _TranscriptState:
                 state.prompt = part["segments"][-1]["text"]
         return state
 
-    def add(self, start: int, end: int, segments: list[Segment]) -> dict[str, Any]:
+    def add(self, start: int, end: int, segments: list[Segment], silent: bool) -> dict[str, Any]:
         part = {
             "index": self.index,
             "start_sample": start,
             "end_sample": end,
-            "silent": not segments and start != end,
+            "silent": silent,  # below -60 dBFS throughout: not transcribed
             "language": self.language,
             "segments": [asdict(s) for s in segments],
         }

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jiwer
 import pytest
 
+from evals.transcript_metrics import word_error_rate
 from flows.ingest import SUMMARY_KEY, ingest_media_flow
 from packs import Pack
 from packs.ingest.checkpoints import CheckpointKeys as Keys
@@ -56,14 +56,6 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Clips:
 def server(media: Clips):
     with serve(media.folder) as url:
         yield url
-
-
-def normalise(text: str) -> str:
-    return " ".join("".join(c if c.isalnum() or c == "'" else " " for c in text.lower()).split())
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    return float(jiwer.wer(normalise(reference), normalise(hypothesis)))
 
 
 def pack_rows(target: IngestTarget, media_id: str) -> list[dict[str, Any]]:
@@ -151,7 +143,7 @@ def test_transcript_word_error_rate_is_low(resumed: Resumed, media: Clips, clip:
     fp = TranscribeOptions(**WINDOW).fingerprint
     heard = " ".join(s.text for s in iter_segments(resumed.target.checkpoints(), media_id, fp))
     spoken: Spoken = getattr(media, clip)
-    assert wer(spoken.text, heard) < MAX_WER, heard
+    assert word_error_rate([spoken.text], [heard]) < MAX_WER, heard
 
 
 def test_recall_finds_the_spoken_phrase_with_its_timestamps(resumed: Resumed, media: Clips):

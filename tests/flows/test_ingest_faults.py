@@ -10,7 +10,7 @@ import pytest
 
 from flows.ingest import ingest_media_flow
 from packs import Pack
-from packs.errors import IngestFailed, TransientStorageError
+from packs.errors import IngestFailed, InvalidInput, TransientStorageError
 from packs.ingest import ChunkingOptions, IngestTarget, TranscribeOptions
 from packs.ingest.chunking import knowledge_chunk
 from packs.ingest.download import media_id_of
@@ -90,6 +90,18 @@ def test_a_run_with_failures_raises_a_summary_of_them(server: str, tmp_root: Pat
     message = str(failed.value)
     assert message.startswith("2 of 2 items failed:")
     assert "missing.mp3: download: SourceNotFound" in message and "ftp://host/a.mp3" in message
+
+
+def test_bad_options_are_refused_before_any_item_starts(media: Clips, tmp_root: Path):
+    with pytest.raises(InvalidInput, match="target_s"):
+        ingest_media_flow(
+            sources=[str(media.hello.path)], pack="p", root=str(tmp_root), chunking={"target_s": 1}
+        )
+    with pytest.raises(InvalidInput, match="Unknown transcription options"):
+        ingest_media_flow(
+            sources=[str(media.hello.path)], pack="p", root=str(tmp_root), transcribe={"beam": 5}
+        )
+    assert not (tmp_root / "p" / "_ingest").exists()  # nothing was fetched
 
 
 @pytest.mark.parametrize("crashed_after", ["download", "transcribe", "chunk", "half of upsert"])
