@@ -45,9 +45,27 @@ def transcribe_step(
     parts = [store.get_json(k) for k in _part_keys(store, media_id, fp)]
     state = _TranscriptState.resume([p for p in parts if p is not None])
     audio = _local_audio(store, media_id, work_dir)
+    try:
+        summary = _transcribe_windows(store, record, options, audio, state, on_progress)
+    finally:  # the scratch copy of a remote checkpoint; a killed run leaves it for reuse
+        if store.local_path(Keys.audio(media_id)) is None:
+            shutil.rmtree(work_dir / media_id, ignore_errors=True)
+    on_progress(1.0)
+    return StepResult("transcribe", media_id, False, time.perf_counter() - started, summary)
+
+
+def _transcribe_windows(
+    store: CheckpointStore,
+    record: MediaRecord,
+    options: TranscribeOptions,
+    audio: Path,
+    state: _TranscriptState,
+    on_progress: Progress,
+) -> dict[str, Any]:
+    """Transcribe and store each window from ``state.end_sample`` on; mark it done."""
+    fp, media_id = options.fingerprint, record.media_id
     expected = (record.duration_s or 0.0) * SAMPLE_RATE
-    windows = iter_windows(audio, record.title, options.window_s, state.end_sample)
-    for window in windows:
+    for window in iter_windows(audio, record.title, options.window_s, state.end_sample):
         segments: list[Segment] = []
         if not window.silent:
             model = load_model(options)
@@ -58,12 +76,9 @@ def transcribe_step(
         store.put_json(Keys.transcript_part(media_id, fp, part["index"]), part)
         if expected:
             on_progress(min(0.99, window.end_sample / expected))
-    summary = state.finish(record, options, fp, resumed=len(parts))
+    summary = state.finish(record, options, fp)
     store.put_json(Keys.transcript_done(media_id, fp), summary)
-    if store.local_path(Keys.audio(media_id)) is None:
-        shutil.rmtree(work_dir / media_id, ignore_errors=True)
-    on_progress(1.0)
-    return StepResult("transcribe", media_id, False, time.perf_counter() - started, summary)
+    return summary
 
 
 def _part_keys(store: CheckpointStore, media_id: str, fp: str) -> list[str]:
@@ -96,10 +111,11 @@ class _TranscriptState:
     silent: int = 0
     prompt: str | None = None
     language: str | None = None
+    resumed: int = 0  # parts found from an earlier, interrupted run
 
     @classmethod
     def resume(cls, parts: list[dict[str, Any]]) -> _TranscriptState:
-        state = cls()
+        state = cls(resumed=len(parts))
         for part in sorted(parts, key=lambda p: int(p["index"])):
             state.index = int(part["index"]) + 1
             state.end_sample = int(part["end_sample"])
@@ -127,9 +143,7 @@ class _TranscriptState:
             self.prompt = segments[-1].text
         return part
 
-    def finish(
-        self, record: MediaRecord, options: TranscribeOptions, fp: str, resumed: int
-    ) -> dict[str, Any]:
+    def finish(self, record: MediaRecord, options: TranscribeOptions, fp: str) -> dict[str, Any]:
         if self.end_sample == 0:
             raise EmptyMedia(f"{record.title!r} ({record.url}) holds no audio samples.")
         if self.segments == 0:
@@ -142,7 +156,7 @@ class _TranscriptState:
             "duration_s": round(self.end_sample / SAMPLE_RATE, 3),
             "segments": self.segments,
             "parts": self.index,
-            "resumed_parts": resumed,
+            "resumed_parts": self.resumed,
             "silent_parts": self.silent,
             "language": self.language,
             "fingerprint": fp,
