@@ -1,8 +1,10 @@
-"""``wolfie eval`` and ``wolfie eval-runs``.
+"""``wolfie eval``, ``wolfie eval-runs`` and ``wolfie learn-bench``.
 
 - ``eval`` runs the eval flow: an eval set against a Pack pinned to one version, results
   stored in the Pack's ``eval_runs`` table and published as Prefect artifacts.
 - ``eval-runs`` prints the stored results of past runs (the trend over time).
+- ``learn-bench`` runs the runtime-learning benchmark (``evals/learning_bench.py``) and
+  prints the methods side by side.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ RootOpt = Annotated[
 def register(app: typer.Typer) -> None:
     app.command(name="eval")(eval_command)
     app.command(name="eval-runs")(eval_runs_command)
+    app.command(name="learn-bench")(learn_bench_command)
 
 
 def eval_command(
@@ -89,3 +92,68 @@ def eval_runs_command(
             str(row["pack_version"]), f"{row['value']:.3f}",
         )  # fmt: skip
     console.print(table if rows.height else f"No {metric}@{k} results stored in {pack!r} yet.")
+
+
+def learn_bench_command(
+    corpus: Annotated[Path | None, typer.Option(help="Bundle folder (knowledge.jsonl).")] = None,
+    eval_set: Annotated[Path | None, typer.Option(help="JSONL eval set with ids.")] = None,
+    out: Annotated[Path, typer.Option(help="Where reports go.")] = Path("out/learn-bench"),
+    cache: Annotated[
+        Path | None, typer.Option(help="Built base Packs (default: <out>/cache).")
+    ] = None,
+    epochs: Annotated[int, typer.Option(min=1, max=50)] = 5,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Methods, baseline first (repeat).")
+    ] = None,
+    k1: Annotated[int | None, typer.Option(help="Phase A candidates.")] = None,
+    k2: Annotated[int | None, typer.Option(help="Items injected per query.")] = None,
+    alpha: Annotated[float | None, typer.Option(help="Utility learning rate.")] = None,
+    lam: Annotated[float | None, typer.Option(help="λ of learning methods.")] = None,
+    explore_bonus: Annotated[float | None, typer.Option(help="Exploration bonus.")] = None,
+    seed: Annotated[int, typer.Option(help="Query order and split seed.")] = 0,
+    sweep: Annotated[bool, typer.Option(help="Also sweep α, λ, k1, k2 and the bonus.")] = False,
+) -> None:
+    """Runtime learning: similarity-only against utility-ranked retrieval, side by side."""
+    from evals import learning_bench as bench
+    from evals.learning_report import pct, points, render_sweep, write_outputs
+
+    config = bench.BenchConfig(
+        corpus=corpus or bench.DEFAULT_CORPUS,
+        eval_set=eval_set or (corpus / "queries.jsonl" if corpus else bench.DEFAULT_EVAL_SET),
+        out=out, cache=cache, epochs=epochs, methods=tuple(method or ("similarity", "utility")),
+        settings=bench.shared_settings(
+            k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus
+        ),
+        seed=seed,
+    )  # fmt: skip
+    with console.status("Building the Pack (cached per corpus) and playing the episodes"):
+        result = bench.run_bench(config)
+        rows = bench.sweep(config) if sweep else []
+    table = Table(title="Success rate (relevant item in the top-k2)", title_justify="left")
+    table.add_column("method")
+    for e in range(1, epochs + 1):
+        table.add_column(f"ep {e}", justify="right")
+    for column in ("last epoch", "cumulative", "held-out"):
+        table.add_column(column, justify="right")
+    base = result.runs[0]
+    for run in result.runs:
+        table.add_row(
+            run.method, *(pct(r) for r in run.train_by_epoch), pct(run.last_train),
+            pct(run.cumulative), pct(run.heldout),
+        )  # fmt: skip
+    for run in result.runs[1:]:
+        table.add_row(
+            f"{run.method} − {base.method}",
+            *(points(a - b) for a, b in zip(run.train_by_epoch, base.train_by_epoch, strict=True)),
+            points(run.last_train - base.last_train), points(run.cumulative - base.cumulative),
+            points(run.heldout - base.heldout),
+        )  # fmt: skip
+    console.print(table)
+    console.print(
+        f"{result.train} training and {result.heldout} held-out queries, {result.chunks} "
+        f"chunks, {epochs} epochs, {result.seconds:.0f} s."
+    )
+    if rows:
+        console.print(render_sweep(rows))
+    for path in write_outputs(result, config, rows):
+        console.print(f"Wrote {path}")
