@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -19,12 +20,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from packs import schemas
 from packs.buffer import PendingMemory, WriteBuffer
-from packs.errors import UnknownEpisode, UnknownMemory
+from packs.errors import TransientError, UnknownEpisode, UnknownMemory
 from packs.filters import in_clause, sql_literal
+from packs.replay import REPLAY_COLUMNS, replay
 from packs.retrieval import Candidates, Ranked
 from packs.rewards import LearnedState, RewardStep, fold
 from packs.rows import stable_hash
@@ -61,6 +64,8 @@ class Journal:
         self._commits: dict[str, int] = {}
         self.compact_every = 64
         self.retention = timedelta(hours=24)
+        self._failures = 0
+        self._retry_after = 0.0
         self.lock = threading.RLock()
         self.writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._seq = itertools.count()
@@ -89,8 +94,18 @@ class Journal:
             self._compact_due_tables()
 
     def maybe_flush(self) -> None:
-        if self.buffer.due():
+        """Flush if due. On the hot path a transient storage fault does not raise: the
+        rows stay buffered and the next due flush, ``flush()`` or ``close()`` retries."""
+        if not self.buffer.due() or time.monotonic() < self._retry_after:
+            return
+        try:
             self.flush()
+        except TransientError as exc:
+            self._failures += 1
+            self._retry_after = time.monotonic() + min(60.0, 2.0**self._failures)
+            log.warning("Flush deferred (%s); %d buffered rows kept", exc, self.buffer.row_count())
+        else:
+            self._failures, self._retry_after = 0, 0.0
 
     def _write_logs(self, tables: dict[str, pa.Table]) -> None:
         """Write each pending log table; remove it from ``tables`` once stored."""
@@ -113,34 +128,49 @@ class Journal:
             self._count_commit(schemas.EPISODES if name == schemas.EPISODE_OUTCOMES else name)
 
     def _write_learned(self, memories: dict[str, PendingMemory]) -> None:
-        """Apply pending uses and reward steps on top of the stored values, in one commit."""
-        stored = self.stored_learned(list(memories))
-        now = datetime.now(UTC)
-        rows = []
+        """Store usage and learned state for the memories touched since the last flush.
+
+        Usage counts are incremented in place (``usage_count + n``), so concurrent
+        writers add up. Utility, confidence and reward count are the replay of each
+        memory's whole reward log (already written by this flush), and a row is only
+        overwritten by a replay that saw at least as many events: whichever writer
+        flushes last, the stored state equals the replay of the log.
+        """
+        by_uses: dict[int, list[str]] = {}
         for memory_id, pending in memories.items():
-            row = stored.get(memory_id)
-            if row is None:
-                log.warning("Memory %s vanished before its learned state was written", memory_id)
-                continue
-            state = fold(pending.steps, learned_of(row))
-            self._stored[memory_id] = state
-            rows.append(
-                {
-                    "id": memory_id,
-                    "utility": state.utility,
-                    "confidence": state.confidence,
-                    "reward_count": state.reward_count,
-                    "usage_count": int(row["usage_count"]) + pending.uses,
-                    "updated_at": now,
-                    "last_used_at": pending.last_used_at or row.get("last_used_at"),
-                }
-            )
+            if pending.uses:
+                by_uses.setdefault(pending.uses, []).append(memory_id)
+        for uses, ids in sorted(by_uses.items()):
+            self._store.increment(schemas.MEMORIES, ids, "usage_count", uses, "last_used_at")
+            self._count_commit(schemas.MEMORIES)
+            for memory_id in ids:  # a retried flush must not count these uses again
+                memories[memory_id].uses = 0
+        rewarded = [memory_id for memory_id, pending in memories.items() if pending.steps]
+        if not rewarded:
+            return
+        events = self._store.read_columns(
+            schemas.REWARD_EVENTS, list(REPLAY_COLUMNS), in_clause("memory_id", rewarded)
+        )
+        rebuilt = replay(pl.from_arrow(events))  # type: ignore[arg-type]
+        now = datetime.now(UTC)
+        rows = [
+            {"id": row["memory_id"], "utility": row["utility"], "confidence": row["confidence"],
+             "reward_count": row["reward_count"], "updated_at": now}
+            for row in rebuilt.to_dicts()
+        ]  # fmt: skip
         if rows:
             memories_schema = self._schemas[schemas.MEMORIES]
             schema = pa.schema([memories_schema.field(column) for column in rows[0]])
             table = pa.Table.from_pylist(rows, schema=schema)
-            self._store.merge(schemas.MEMORIES, table, "id", update=True, insert=False)
+            self._store.merge(
+                schemas.MEMORIES, table, "id",
+                update="target.reward_count <= source.reward_count", insert=False,
+            )  # fmt: skip
             self._count_commit(schemas.MEMORIES)
+            for row in rows:
+                self._stored[row["id"]] = LearnedState(
+                    row["utility"], row["confidence"], row["reward_count"]
+                )
 
     def _count_commit(self, name: str) -> None:
         self._commits[name] = self._commits.get(name, 0) + 1

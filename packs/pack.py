@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import time
 import weakref
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -31,6 +32,7 @@ from packs.errors import (
     PackNotFound,
     ReadOnlyPack,
     SchemaVersionError,
+    TransientError,
     UnknownMemory,
 )
 from packs.filters import sql_literal, where_clause
@@ -44,7 +46,7 @@ from packs.records import (
     RememberResult,
 )
 from packs.retrieval import phase_a, phase_b, vector_query
-from packs.rows import knowledge_row, memory_row, merged_row
+from packs.rows import knowledge_row, memory_row, merge_row
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
 from packs.validation import check_metadata, check_text
@@ -53,6 +55,7 @@ log = logging.getLogger(__name__)
 
 _LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count"]
 _KNOWLEDGE_BATCH = 2048
+_CLOSE_RETRIES = 4
 # What a re-ingested chunk may change; learned columns are left alone.
 _CONTENT_COLUMNS = (
     "id", "intent_text", "intent_embedding", "title", "start_s", "end_s", "metadata_json",
@@ -237,11 +240,19 @@ class Pack(LearningMixin):
         self.close()
 
     def close(self) -> None:
-        """Flush everything buffered. A closed Pack loses nothing."""
+        """Flush everything buffered. A closed Pack loses nothing: a transient storage
+        fault is retried with backoff (1, 2, 4, 8 s) before it is raised."""
         if self._closed:
             return
         if not self.read_only:
-            self.flush()
+            for attempt in range(_CLOSE_RETRIES + 1):
+                try:
+                    self.flush()
+                    break
+                except TransientError:
+                    if attempt == _CLOSE_RETRIES:
+                        raise
+                    time.sleep(2.0**attempt)
         self._closed = True
         _open_packs.discard(self)
 
@@ -301,12 +312,34 @@ class Pack(LearningMixin):
             if nearest is not None:
                 similarity = 1.0 - float(nearest.pop("_distance"))
                 if similarity >= self._settings.dedup_threshold:
-                    merged = merged_row(nearest, intent, outcome, meta, source, now)
-                    table = self._memory_table([merged])
-                    self._store.merge(schemas.MEMORIES, table, "id", update=True)
-                    return RememberResult(merged["id"], "merged", similarity)
+                    self._absorb(nearest["id"], intent, response, outcome, meta, source,
+                                 similarity, now)  # fmt: skip
+                    return RememberResult(nearest["id"], "merged", similarity)
             self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
             return RememberResult(row["id"], "created", None)
+
+    def _absorb(
+        self,
+        memory_id: str,
+        intent: str,
+        response: str,
+        outcome: str | None,
+        metadata: dict[str, Any],
+        source: str,
+        similarity: float,
+        now: datetime,
+    ) -> None:
+        """Log the near-duplicate in ``merges`` and count it, without rewriting the row.
+
+        The memory keeps its text and learned state; the merge's provenance is an
+        append-only row (concurrent merges can't overwrite each other), and
+        ``merge_count`` is an in-place increment, done only if the merge was new.
+        """
+        row = merge_row(memory_id, intent, response, outcome, metadata, source, similarity, now)
+        table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
+        self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
+        if self._store.merge(schemas.MERGES, table, "merge_id"):
+            self._store.increment(schemas.MEMORIES, [memory_id], "merge_count", 1, "updated_at")
 
     def _nearest_memory(self, vector: np.ndarray) -> dict[str, Any] | None:
         hits = (
@@ -453,6 +486,14 @@ class Pack(LearningMixin):
         if not rows:
             raise UnknownMemory(f"Pack {self.name!r} has no memory {memory_id!r}.")
         row = rows[0]
+        if self._store.has_table(schemas.MERGES):
+            merges = self._store.read_columns(
+                schemas.MERGES, ["at", "source", "intent_text", "metadata_json"],
+                f"memory_id = {sql_literal(memory_id)}",
+            ).to_pylist()  # fmt: skip
+            row["provenance"] = list(row["provenance"] or []) + sorted(
+                merges, key=lambda m: m["at"]
+            )
         state, uses = self._journal.buffer.effective(memory_id, learned_of(row))
         row.update(
             utility=state.utility,

@@ -125,26 +125,29 @@ def knowledge_row(chunk: KnowledgeChunk, vec: np.ndarray, now: datetime) -> dict
     }
 
 
-def merged_row(
-    existing: dict[str, Any],
+def merge_row(
+    memory_id: str,
     intent: str,
+    response: str,
     outcome: str | None,
     metadata: dict[str, Any],
     source: str,
+    similarity: float,
     now: datetime,
 ) -> dict[str, Any]:
-    """The existing memory with one more merge counted and the new provenance kept.
+    """A ``merges`` row: the near-duplicate ``memory_id`` absorbed, with its provenance.
 
-    The stored intent, response and learned state stay as they are; the merged intent is
-    kept in ``provenance``; a missing outcome is filled in; tags are unioned.
+    The id depends on the absorbing memory and the new intent and response, so a retried
+    remember finds its merge already logged and counts nothing twice.
     """
-    row = dict(existing)
-    row["merge_count"] = int(existing["merge_count"]) + 1
-    row["provenance"] = [
-        *(existing.get("provenance") or []),
-        provenance_entry(source, now, intent, metadata),
-    ]
-    row["outcome"] = existing.get("outcome") or outcome
-    row["tags"] = sorted(set(existing.get("tags") or []) | set(tags_of(metadata)))
-    row["updated_at"] = now
-    return row
+    return {
+        "merge_id": "mg_" + stable_hash(memory_id, normalise(intent), normalise(response)),
+        "memory_id": memory_id,
+        "at": now,
+        "source": source,
+        "intent_text": intent,
+        "response_summary": response,
+        "outcome": outcome,
+        "metadata_json": _metadata_json(metadata),
+        "similarity": similarity,
+    }

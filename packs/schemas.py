@@ -20,6 +20,7 @@ STATE_TRACES = "state_traces"
 PACK_META = "pack_meta"
 VALIDATIONS = "validations"
 LESSON_LOG = "lesson_log"
+MERGES = "merges"
 # Not a table: buffered updates of resolved episodes, written into EPISODES.
 EPISODE_OUTCOMES = "episode_outcomes"
 OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
@@ -174,6 +175,22 @@ VALIDATIONS_SCHEMA = pa.schema(
     ]
 )
 
+# One row per near-duplicate absorbed by a memory (append-only, so concurrent writers
+# never overwrite each other's provenance). ``merge_id`` makes a retried remember a no-op.
+MERGES_SCHEMA = pa.schema(
+    [
+        pa.field("merge_id", pa.string(), nullable=False),
+        pa.field("memory_id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("source", pa.string()),
+        pa.field("intent_text", pa.string(), nullable=False),
+        pa.field("response_summary", pa.string()),
+        pa.field("outcome", pa.string()),
+        pa.field("metadata_json", pa.string()),
+        pa.field("similarity", pa.float64(), nullable=False),
+    ]
+)
+
 # One row per lesson the lessons flow tried to write, kept or not.
 LESSON_LOG_SCHEMA = pa.schema(
     [
@@ -207,6 +224,7 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         STATE_TRACES: STATE_TRACES_SCHEMA,
         VALIDATIONS: VALIDATIONS_SCHEMA,
         LESSON_LOG: LESSON_LOG_SCHEMA,
+        MERGES: MERGES_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,6 +31,7 @@ from packs.errors import (
     TransientStorageError,
     WolfieError,
 )
+from packs.filters import in_clause
 from packs.validation import check_pack_name
 
 DEFAULT_ROOT = ".wolfie"
@@ -57,6 +60,11 @@ _TRANSIENT_MARKERS = (
     "service unavailable", "temporarily", "dns error", "error sending request",
     "commit conflict", "retryable",
 )  # fmt: skip
+# Lance gives up after 4 attempts when many writers commit to one table at once; the
+# commit did not land, so trying again is safe. 5 more tries with backoff from 0.5 s
+# (hand-set, measured enough for 8 writers on moto S3 in tests/packs/test_concurrency.py).
+_CONTENTION_MARKERS = ("too many concurrent writers", "commit conflict")
+CONTENTION_RETRIES = 5
 _PERMANENT_MARKERS = ("403", "accessdenied", "access denied", "forbidden", "nosuchbucket")
 
 
@@ -279,8 +287,7 @@ class PackStore:
         self.require_writable(f"append to {name!r}")
         if data.num_rows:
             table = self.table(name)
-            with storage_step(self.location, f"append to {name!r}"):
-                table.add(data, on_bad_vectors="null")
+            self._commit(f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null"))
 
     def merge(
         self,
@@ -290,17 +297,17 @@ class PackStore:
         *,
         update: bool | str = False,
         insert: bool = True,
-    ) -> None:
+    ) -> int:
         """One ``merge_insert`` commit keyed on ``on`` (idempotent).
 
         ``update=True`` updates matched rows, a string updates only matched rows where
         that SQL condition holds (``target.`` / ``source.`` prefixes), ``False`` leaves
         them alone. ``insert`` adds rows whose key is new. ``data`` may hold a subset of
-        the columns when ``insert`` is False.
+        the columns when ``insert`` is False. Returns the number of rows inserted.
         """
         self.require_writable(f"write to {name!r}")
         if not data.num_rows:
-            return
+            return 0
         table = self.table(name)
         builder = table.merge_insert(on)
         if update is True:
@@ -309,8 +316,42 @@ class PackStore:
             builder = builder.when_matched_update_all(where=update)
         if insert:
             builder = builder.when_not_matched_insert_all()
-        with storage_step(self.location, f"merge into {name!r}"):
-            builder.execute(data, on_bad_vectors="null")
+        result = self._commit(
+            f"merge into {name!r}", lambda: builder.execute(data, on_bad_vectors="null")
+        )
+        return int(getattr(result, "num_inserted_rows", 0) or 0)
+
+    def increment(
+        self, name: str, ids: list[str], column: str, by: int, stamp: str | None = None
+    ) -> None:
+        """``column += by`` for rows with ``id`` in ``ids``, in one commit that concurrent
+        writers can't lose (Lance retries an update that meets a conflicting commit).
+        ``stamp`` names a timestamp column set to now."""
+        self.require_writable(f"update {name!r}")
+        if isinstance(by, bool) or not isinstance(by, int):
+            raise InvalidInput(f"increment must be an int, got {by!r}.")
+        values = {column: f"{column} + {by}"}
+        if stamp:
+            values[stamp] = "arrow_cast(now(), 'Timestamp(Microsecond, Some(\"UTC\"))')"
+        table = self.table(name)
+        self._commit(
+            f"update {name!r}", lambda: table.update(where=in_clause("id", ids), values_sql=values)
+        )
+
+    def _commit(self, step: str, write: Callable[[], Any]) -> Any:
+        """Run one commit; on write contention (Lance gave up on its own retries: the
+        commit did not land) wait with jittered backoff and try again, a bounded number
+        of times. Other faults go through :func:`storage_step` unchanged."""
+        for attempt in range(CONTENTION_RETRIES + 1):
+            try:
+                with storage_step(self.location, step):
+                    return write()
+            except TransientStorageError as exc:
+                contended = any(m in str(exc).lower() for m in _CONTENTION_MARKERS)
+                if not contended or attempt == CONTENTION_RETRIES:
+                    raise
+                time.sleep(random.uniform(0.5, 1.5) * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def compact(self, name: str, retention: timedelta | None = None) -> None:
         """Merge small fragments of ``name`` and drop versions older than ``retention``
