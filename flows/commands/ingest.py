@@ -24,8 +24,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from packs.ingest.documents import KINDS as DOCUMENT_KINDS
+
 console = Console()
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".html", ".htm")
 
 
 def register(app: typer.Typer) -> None:
@@ -33,7 +34,9 @@ def register(app: typer.Typer) -> None:
 
 
 def ingest(
-    sources: Annotated[list[str], typer.Argument(help="URLs, media files, documents, folders.")],
+    sources: Annotated[
+        list[str], typer.Argument(help="URLs, media files, documents, or folders of documents.")
+    ],
     pack: Annotated[str, typer.Option("--pack", "-p", help="Pack name.")],
     root: Annotated[
         str | None, typer.Option(help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT).")
@@ -75,7 +78,7 @@ def _is_document(source: str) -> bool:
     if "://" in source:
         return False
     path = Path(source).expanduser()
-    return path.is_dir() or path.suffix.lower() in DOCUMENT_SUFFIXES
+    return path.is_dir() or path.suffix.lower() in DOCUMENT_KINDS
 
 
 def _ingest_documents(paths: list[str], pack: str, root: str | None) -> int:
