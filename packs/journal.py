@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from packs import schemas
 from packs.buffer import PendingMemory, WriteBuffer
+from packs.context import ContextIndex
 from packs.errors import TransientError, UnknownEpisode, UnknownMemory
 from packs.filters import in_clause, sql_literal
 from packs.replay import REPLAY_COLUMNS, replay
@@ -56,7 +57,9 @@ class Journal:
         self._store = store
         self._schemas = schemas.buffer_schemas(dim)
         self.buffer = WriteBuffer(flush_rows, flush_seconds)
-        self._episodes: OrderedDict[str, list[str]] = OrderedDict()
+        # episode id -> (injected ids, query vector), for rewards and contextual utility
+        self._episodes: OrderedDict[str, tuple[list[str], np.ndarray]] = OrderedDict()
+        self.context = ContextIndex(dim, history=16)
         self._seen_keys: set[str] = set()
         # Stored (flushed) learned state of memories this process has read, so a reward
         # after a recall needs no table read. Refreshed by every recall and flush.
@@ -221,21 +224,25 @@ class Journal:
         )
         for memory_id in injected:
             self.buffer.add_use(memory_id, now)
-        self._cache_episode(episode_id, injected)
+        self._cache_episode(episode_id, injected, vector)
         return episode_id
 
-    def _cache_episode(self, episode_id: str, injected: list[str]) -> None:
-        self._episodes[episode_id] = injected
+    def _cache_episode(self, episode_id: str, injected: list[str], query: np.ndarray) -> None:
+        self._episodes[episode_id] = (injected, np.asarray(query, dtype=np.float32))
         while len(self._episodes) > _EPISODE_CACHE:
             self._episodes.popitem(last=False)
 
+    def _cached(self, episode_id: str) -> tuple[list[str], np.ndarray]:
+        if episode_id not in self._episodes:
+            row = self.episode(episode_id, ["injected_ids", "query_embedding"])
+            self._cache_episode(
+                episode_id, list(row["injected_ids"] or []), np.asarray(row["query_embedding"])
+            )
+        return self._episodes[episode_id]
+
     def injected_ids(self, episode_id: str) -> list[str]:
         """The memories an episode injected; :class:`UnknownEpisode` if never logged."""
-        if episode_id in self._episodes:
-            return self._episodes[episode_id]
-        injected = list(self.episode(episode_id, ["injected_ids"])["injected_ids"] or [])
-        self._cache_episode(episode_id, injected)
-        return injected
+        return self._cached(episode_id)[0]
 
     def episode(self, episode_id: str, columns: list[str]) -> dict[str, Any]:
         """Columns of one episode, buffered or stored; :class:`UnknownEpisode` if none."""
@@ -305,6 +312,8 @@ class Journal:
             before = states[memory_id]
             after = fold([step], before)
             self.buffer.add_step(memory_id, step)
+            if step.weight > 0 and self.context.loaded:
+                self.context.add(memory_id, self._cached(episode_id)[1], step.value)
             utilities[memory_id] = after.utility
             rows.append(
                 {
@@ -329,6 +338,42 @@ class Journal:
         self.buffer.add_rows(schemas.REWARD_EVENTS, rows)
         self._seen_keys.add(key)
         return utilities
+
+    # --- contextual utility -------------------------------------------------------------
+
+    def load_context(self) -> None:
+        """Fill the context index from the logs once: the newest rewards per memory, with
+        their episodes' query vectors (two reads, then only in-memory updates)."""
+        if self.context.loaded:
+            return
+        self.flush()
+        events = pl.from_arrow(
+            self._store.read_columns(
+                schemas.REWARD_EVENTS,
+                ["episode_id", "memory_id", "value", "created_at", "writer", "seq"],
+                "weight > 0",
+            )
+        )
+        assert isinstance(events, pl.DataFrame)
+        recent = (
+            events.sort(["created_at", "writer", "seq"])
+            .group_by("memory_id", maintain_order=True)
+            .tail(self.context.history)
+        )
+        vectors: dict[str, np.ndarray] = {}
+        episode_ids = recent["episode_id"].unique().to_list()
+        for start in range(0, len(episode_ids), 1_000):
+            chunk = episode_ids[start : start + 1_000]
+            rows = self._store.read_columns(
+                schemas.EPISODES, ["id", "query_embedding"], in_clause("id", chunk)
+            ).to_pylist()
+            vectors.update({r["id"]: np.asarray(r["query_embedding"]) for r in rows})
+        self.context.extend(
+            (row["memory_id"], vectors[row["episode_id"]], row["value"])
+            for row in recent.iter_rows(named=True)
+            if row["episode_id"] in vectors
+        )
+        self.context.loaded = True
 
     # --- learned state -------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ Definitions (``docs/rewards.md`` has the table and the reasoning):
 - ``feedback_density``: reward deliveries (distinct idempotency keys) per episode.
 
 Stage (hand-set thresholds, to tune from traces): **cold** below 20 episodes or with no
-rewards; **warm** at 200+ episodes with feedback_density >= 0.5 and q_variance_ratio >= 1;
-**warming** in between.
+rewards; **warm** at 200+ episodes with feedback_density >= 0.5 and either
+q_variance_ratio >= 1 (utilities have separated beyond noise) or hit_rate >= 0.8 (what is
+retrieved is mostly used); **warming** in between.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ COLD_EPISODES = 20
 WARM_EPISODES = 200
 WARM_FEEDBACK_DENSITY = 0.5
 WARM_VARIANCE_RATIO = 1.0
+WARM_HIT_RATE = 0.8
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ def compute_maturity(
         entropy = float(-(p * p.log()).sum())
         coverage = entropy / math.log(memories.height)
     density = live["idempotency_key"].n_unique() / episode_count if episode_count else None
-    stage = _stage(episode_count, live.height, density, ratio)
+    stage = _stage(episode_count, live.height, density, ratio, hit_rate)
     kinds = memories["kind"]
     return Maturity(
         at=at,
@@ -99,12 +101,11 @@ def compute_maturity(
     )
 
 
-def _stage(episodes: int, rewards: int, density: float | None, ratio: float | None) -> str:
+def _stage(
+    episodes: int, rewards: int, density: float | None, ratio: float | None, hits: float | None
+) -> str:
     if episodes < COLD_EPISODES or rewards == 0:
         return "cold"
-    warm = (
-        episodes >= WARM_EPISODES
-        and (density or 0.0) >= WARM_FEEDBACK_DENSITY
-        and (ratio or 0.0) >= WARM_VARIANCE_RATIO
-    )
+    learned = (ratio or 0.0) >= WARM_VARIANCE_RATIO or (hits or 0.0) >= WARM_HIT_RATE
+    warm = episodes >= WARM_EPISODES and (density or 0.0) >= WARM_FEEDBACK_DENSITY and learned
     return "warm" if warm else "warming"

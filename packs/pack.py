@@ -16,7 +16,7 @@ import logging
 import os
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -99,6 +99,7 @@ class Pack(LearningMixin):
         )
         self._journal.compact_every = settings.compact_every_commits
         self._journal.retention = timedelta(hours=settings.version_retention_hours)
+        self._journal.context.history = settings.context_history
         self._closed = False
         if not store.read_only:
             _open_packs.add(self)
@@ -259,6 +260,17 @@ class Pack(LearningMixin):
     def flush(self) -> None:
         """Write buffered episodes, logs, reward events and learned state now."""
         self._journal.flush()
+
+    def _context(self, vector: np.ndarray) -> Callable[[str, float], float] | None:
+        """The query-conditioned utility lookup for this query, in contextual mode."""
+        s = self._settings
+        if s.utility_mode != "contextual":
+            return None
+        self._journal.load_context()
+        index = self._journal.context
+        return lambda memory_id, q: index.utility(
+            memory_id, vector, q, s.context_theta, s.context_kappa
+        )
 
     # --- embedding -----------------------------------------------------------------------
 
@@ -460,7 +472,9 @@ class Pack(LearningMixin):
         with self._journal.lock:
             table = self._store.table(schemas.MEMORIES)
             candidates = phase_a(table, vector, k1, clause, self._settings.delta)
-            ranked = phase_b(candidates, self._journal.effective, self._settings, k2)
+            ranked = phase_b(
+                candidates, self._journal.effective, self._settings, k2, self._context(vector)
+            )
             episode_id = None
             if log_episode:
                 episode_id = self._journal.log_episode(

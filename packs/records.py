@@ -51,6 +51,7 @@ class RecalledItem:
     reward_count: int
     polarity: str | None
     warning: bool
+    contextual_utility: float | None = None  # U(m | query) that Phase B ranked by
     source: str | None = None
     title: str | None = None
     start_s: float | None = None

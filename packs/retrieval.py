@@ -26,6 +26,8 @@ CANDIDATE_COLUMNS = [
 
 # (memory id, stored learned state) -> (effective state, pending uses)
 LearnedLookup = Callable[[str, LearnedState], tuple[LearnedState, int]]
+# (memory id, global utility) -> the utility for this query (packs/context.py)
+ContextLookup = Callable[[str, float], float]
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,18 @@ def phase_a(
     return Candidates(columns, similarity[keep])
 
 
-def phase_b(cand: Candidates, learned: LearnedLookup, settings: PackSettings, k2: int) -> Ranked:
-    """Blend z-scored similarity, utility and confidence; keep the top ``k2``."""
+def phase_b(
+    cand: Candidates,
+    learned: LearnedLookup,
+    settings: PackSettings,
+    k2: int,
+    contextual: ContextLookup | None = None,
+) -> Ranked:
+    """Blend z-scored similarity, utility and confidence; keep the top ``k2``.
+
+    With ``contextual``, the utility blended is the query-conditioned ``U(m | q)``; the
+    global EMA utility stays the displayed track record.
+    """
     col = cand.columns
     n = len(cand)
     utility, confidence = np.zeros(n), np.zeros(n)
@@ -105,11 +117,17 @@ def phase_b(cand: Candidates, learned: LearnedLookup, settings: PackSettings, k2
         state, pending_uses = learned(memory_id, stored)
         utility[i], confidence[i], rewards[i] = state.utility, state.confidence, state.reward_count
         uses[i] = col["usage_count"][i] + pending_uses
+    ranked_utility = utility
+    if contextual is not None:
+        ranked_utility = np.array(
+            [contextual(m, q) for m, q in zip(col["id"], utility, strict=True)]
+        )
     knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
     ranking = rerank(
-        cand.similarity, utility, confidence, uses, knowledge & (rewards == 0),
+        cand.similarity, ranked_utility, confidence, uses, knowledge & (rewards == 0),
         rank_weights(settings), k2,
     )  # fmt: skip
+    context_values = None if contextual is None else ranked_utility
     items = []
     for i in ranking.order:
         polarity = col["signal_polarity"][i]
@@ -132,6 +150,7 @@ def phase_b(cand: Candidates, learned: LearnedLookup, settings: PackSettings, k2
                 reward_count=int(rewards[i]),
                 polarity=polarity,
                 warning=bool(warning),
+                contextual_utility=None if context_values is None else float(context_values[i]),
                 source=col["source"][i],
                 title=col["title"][i],
                 start_s=col["start_s"][i],
@@ -146,6 +165,7 @@ def phase_b(cand: Candidates, learned: LearnedLookup, settings: PackSettings, k2
             "phase_a_rank": i,
             "similarity": float(cand.similarity[i]),
             "utility": float(utility[i]),
+            "contextual_utility": None if context_values is None else float(context_values[i]),
             "confidence": float(confidence[i]),
             "z_similarity": float(ranking.z_similarity[i]),
             "z_utility": float(ranking.z_utility[i]),

@@ -108,6 +108,7 @@ RETRIEVAL_LOG_SCHEMA = pa.schema(
         pa.field("phase_a_rank", pa.int32(), nullable=False),
         pa.field("similarity", pa.float64(), nullable=False),
         pa.field("utility", pa.float64(), nullable=False),
+        pa.field("contextual_utility", pa.float64()),  # what Phase B ranked by, if contextual
         pa.field("confidence", pa.float64(), nullable=False),
         pa.field("z_similarity", pa.float64(), nullable=False),
         pa.field("z_utility", pa.float64(), nullable=False),

@@ -43,6 +43,10 @@ class PackSettings:
     log_flush_seconds: float = 5.0
     compact_every_commits: int = 64
     version_retention_hours: float = 24.0
+    utility_mode: str = "contextual"  # or "global" (plain MemRL)
+    context_theta: float = 0.8
+    context_kappa: float = 1.0
+    context_history: int = 16
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -57,10 +61,17 @@ class PackSettings:
             _check_range(name, getattr(self, name), 0.0, 100.0, low_open=True)
         _check_range("log_flush_seconds", self.log_flush_seconds, 0.0, 86_400.0)
         _check_range("version_retention_hours", self.version_retention_hours, 0.0, 24.0 * 365)
-        for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits"):
+        for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits",
+                     "context_history"):  # fmt: skip
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidSettings(f"{name} must be a positive int, got {value!r}.")
+        if self.utility_mode not in ("contextual", "global"):
+            raise InvalidSettings(
+                f"utility_mode must be 'contextual' or 'global', not {self.utility_mode!r}."
+            )
+        _check_range("context_theta", self.context_theta, -1.0, 1.0)
+        _check_range("context_kappa", self.context_kappa, 0.0, 1e6, low_open=True)
         if self.k2 > self.k1:
             raise InvalidSettings(f"k2={self.k2} must not exceed k1={self.k1}.")
         if not isinstance(self.rewards, RewardWiring):
