@@ -21,9 +21,10 @@ field picks the held-out queries (queries without one are split by ``--heldout-s
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,7 @@ class CachingEmbedder(EmbeddingProvider):
 def build_base(corpus: Path, cache: Path, embedder: EmbeddingProvider) -> Path:
     """A root holding Pack ``base`` loaded with ``corpus``; reused while the corpus and
     the embedder are unchanged (the key hashes both)."""
-    digest = hashlib.sha256(embedder.info.provider.encode())
+    digest = hashlib.sha256(json.dumps(embedder.info.to_dict(), sort_keys=True).encode())
     for name in (KNOWLEDGE_FILE, MEMORIES_FILE):
         if (corpus / name).exists():
             digest.update((corpus / name).read_bytes())
@@ -141,7 +142,6 @@ def run_bench(
     config: BenchConfig,
     *,
     methods: Sequence[Method] | None = None,
-    on_epoch: Callable[[str, int, float], None] | None = None,
 ) -> BenchResult:
     """Run every method on its own copy of the base Pack; see the module docstring."""
     started = time.perf_counter()
@@ -163,9 +163,6 @@ def run_bench(
             settings[method.name] = pack.settings.to_dict()
             run = run_method(pack, method, train, heldout, orders, config.rewards)
         runs.append(run)
-        if on_epoch is not None:
-            for epoch, rate in enumerate(run.train_by_epoch, start=1):
-                on_epoch(method.name, epoch, rate)
     seconds = time.perf_counter() - started
     return BenchResult(runs, settings, len(train), len(heldout), len(known), seconds)
 
