@@ -12,8 +12,8 @@ same order on its own copy of the same Pack, MemRL-style (arXiv 2601.03192, Sect
 - after each epoch the held-out queries are ranked with ``search``, which logs and
   learns nothing, so held-out success measures transfer only (MemRL Table 2).
 
-A new method (issue 8's contextual utility, for one) is a new :class:`Method` with the
-settings that switch it on; nothing else here changes.
+A new method is a new :class:`Method` with the settings that switch it on (``contextual``
+is issue 8's query-conditioned utility); nothing else here changes.
 """
 
 from __future__ import annotations
@@ -52,14 +52,19 @@ SIMILARITY = Method(
 )
 UTILITY = Method(
     "utility",
-    {},
-    description="Wolfie utility-ranked retrieval with the Pack's settings (global Q, MemRL)",
+    {"utility_mode": "global"},
+    description="Wolfie utility-ranked retrieval with one global Q per item (plain MemRL)",
 )
 UTILITY_ITEM = Method(
     "utility-item",
-    {},
+    {"utility_mode": "global"},
     credit="item",
     description="as utility, but each injected item is rewarded by its own relevance",
+)
+CONTEXTUAL = Method(
+    "contextual",
+    {"utility_mode": "contextual"},
+    description="query-conditioned utility (issue 8): a kernel over each item's past queries",
 )
 NO_FEEDBACK = Method(
     "no-feedback",
@@ -67,7 +72,9 @@ NO_FEEDBACK = Method(
     credit="none",
     description="Wolfie's ranking with the Pack's settings, but no rewards are given",
 )
-METHODS: dict[str, Method] = {m.name: m for m in (SIMILARITY, UTILITY, UTILITY_ITEM, NO_FEEDBACK)}
+METHODS: dict[str, Method] = {
+    m.name: m for m in (SIMILARITY, UTILITY, UTILITY_ITEM, CONTEXTUAL, NO_FEEDBACK)
+}
 
 
 @dataclass(frozen=True)

@@ -27,21 +27,23 @@ def config(slice_dir, out, cache, **changes):
 
 
 def test_bench_runs_methods_on_the_same_contents_and_writes_reports(rm_mv_slice, tmp_path, cache):
-    cfg = config(rm_mv_slice, tmp_path, cache, methods=("similarity", "utility", "utility-item"))
+    methods = ("similarity", "utility", "utility-item", "contextual")
+    cfg = config(rm_mv_slice, tmp_path, cache, methods=methods)
     result = run_bench(cfg)
-    assert [r.method for r in result.runs] == ["similarity", "utility", "utility-item"]
+    assert [r.method for r in result.runs] == list(methods)
     assert (result.train, result.heldout, result.chunks) == (6, 2, 37)
     baseline = result.runs[0]
     # similarity-only ranking ignores rewards: every epoch ranks the same way
     assert baseline.train_by_epoch == [baseline.train_before] * 2
     assert baseline.heldout_by_epoch == [baseline.heldout_by_epoch[0]] * 3
     assert result.settings["similarity"]["lam"] == 0.0 and result.settings["utility"]["lam"] == 0.5
+    assert result.settings["utility"]["utility_mode"] == "global"
     for run in result.runs:
         assert all(0.0 <= r <= 1.0 for r in run.train_by_epoch + run.heldout_by_epoch)
         assert run.cumulative_by_epoch[-1] >= max(run.train_by_epoch)
     json_path, md_path, png_path = write_outputs(result, cfg)
     data = json.loads(json_path.read_text())
-    assert [row["method"] for row in data["summary"]] == ["similarity", "utility", "utility-item"]
+    assert [row["method"] for row in data["summary"]] == list(methods)
     assert "| utility − similarity |" in md_path.read_text()
     assert png_path.read_bytes().startswith(b"\x89PNG")
 
