@@ -74,14 +74,44 @@ def clause_for(conditions: Sequence[Condition], schema: pa.Schema) -> str | None
             raise InvalidFilter(f"Operator {cond.op!r} is not one of {sorted(OPERATORS)}.")
         if _is_vector(schema.field(cond.column).type):
             raise InvalidFilter(f"Column {cond.column!r} is a vector; it can't be filtered.")
+        kind = schema.field(cond.column).type
         if cond.op == "in":
             values = cond.value if isinstance(cond.value, list | tuple) else [cond.value]
-            parts.append(in_clause(cond.column, values))
+            parts.append(in_clause(cond.column, [_coerce(v, kind, cond.column) for v in values]))
         elif cond.value is None and cond.op in ("=", "!="):
             parts.append(f"{cond.column} IS {'NOT ' if cond.op == '!=' else ''}NULL")
         else:
-            parts.append(f"{cond.column} {cond.op} {sql_literal(cond.value)}")
+            value = _coerce(cond.value, kind, cond.column)
+            parts.append(f"{cond.column} {cond.op} {sql_literal(value)}")
     return " AND ".join(f"({p})" for p in parts) or None
+
+
+def _coerce(value: object, kind: pa.DataType, column: str) -> object:
+    """The value in the column's own type: text columns compare with text, numeric
+    columns with finite numbers, booleans with booleans."""
+    if value is None:
+        return None
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return value if isinstance(value, str) else str(value)
+    if pa.types.is_boolean(kind):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        try:
+            number = float(value) if isinstance(value, str) else value
+        except ValueError:
+            number = None
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            if pa.types.is_integer(kind) and float(number).is_integer():
+                return int(number)
+            return number  # sql_literal refuses NaN and inf
+    elif pa.types.is_timestamp(kind) and isinstance(value, str):
+        raise InvalidFilter(f"Filtering {column!r} by time is not supported; filter in polars.")
+    else:
+        return value
+    raise InvalidFilter(f"{value!r} is not a valid value for {column!r} ({kind}).")
 
 
 def _is_vector(kind: pa.DataType) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from typing import Annotated
@@ -33,7 +34,8 @@ def parse_where(expressions: list[str]) -> dict[str, object]:
         value: object = raw
         try:
             parsed = json.loads(raw)
-            if parsed is None or isinstance(parsed, bool | int | float):
+            finite = not isinstance(parsed, float) or math.isfinite(parsed)
+            if parsed is None or (isinstance(parsed, bool | int | float) and finite):
                 value = parsed
         except ValueError:
             pass
