@@ -103,7 +103,11 @@ def learn_bench_command(
     ] = None,
     epochs: Annotated[int, typer.Option(min=1, max=50)] = 5,
     method: Annotated[
-        list[str] | None, typer.Option(help="Methods, baseline first (repeat).")
+        list[str] | None,
+        typer.Option(
+            help="Methods, baseline first (repeat): similarity, utility, utility-item, "
+            "contextual, no-feedback (evals/learning.py)."
+        ),
     ] = None,
     k1: Annotated[int | None, typer.Option(help="Phase A candidates.")] = None,
     k2: Annotated[int | None, typer.Option(help="Items injected per query.")] = None,
