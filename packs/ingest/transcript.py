@@ -70,7 +70,7 @@ def _transcribe_windows(
         if not window.silent:
             model = load_model(options)
             language = state.language or options.language
-            segments, heard = transcribe_window(model, window, options, state.prompt, language)
+            segments, heard = transcribe_window(model, window, options, language)
             state.language = state.language or heard  # detected once, then kept
         part = state.add(window.start_sample, window.end_sample, segments, window.silent)
         store.put_json(Keys.transcript_part(media_id, fp, part["index"]), part)
@@ -109,7 +109,6 @@ class _TranscriptState:
     end_sample: int = 0
     segments: int = 0
     silent: int = 0
-    prompt: str | None = None
     language: str | None = None
     resumed: int = 0  # parts found from an earlier, interrupted run
 
@@ -122,8 +121,6 @@ class _TranscriptState:
             state.segments += len(part["segments"])
             state.silent += bool(part["silent"])
             state.language = state.language or part.get("language")
-            if part["segments"]:
-                state.prompt = part["segments"][-1]["text"]
         return state
 
     def add(self, start: int, end: int, segments: list[Segment], silent: bool) -> dict[str, Any]:
@@ -139,8 +136,6 @@ class _TranscriptState:
         self.end_sample = end
         self.segments += len(segments)
         self.silent += bool(part["silent"])
-        if segments:
-            self.prompt = segments[-1].text
         return part
 
     def finish(self, record: MediaRecord, options: TranscribeOptions, fp: str) -> dict[str, Any]:
