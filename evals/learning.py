@@ -66,6 +66,12 @@ CONTEXTUAL = Method(
     {"utility_mode": "contextual"},
     description="query-conditioned utility (issue 8): a kernel over each item's past queries",
 )
+CONTEXTUAL_ITEM = Method(
+    "contextual-item",
+    {"utility_mode": "contextual"},
+    credit="item",
+    description="as contextual, but each injected item is rewarded by its own relevance",
+)
 NO_FEEDBACK = Method(
     "no-feedback",
     {},
@@ -73,7 +79,7 @@ NO_FEEDBACK = Method(
     description="Wolfie's ranking with the Pack's settings, but no rewards are given",
 )
 METHODS: dict[str, Method] = {
-    m.name: m for m in (SIMILARITY, UTILITY, UTILITY_ITEM, CONTEXTUAL, NO_FEEDBACK)
+    m.name: m for m in (SIMILARITY, UTILITY, UTILITY_ITEM, CONTEXTUAL, CONTEXTUAL_ITEM, NO_FEEDBACK)
 }
 
 

@@ -11,7 +11,8 @@ How to run (from the repository root)::
     wolfie learn-bench --corpus DIR --eval-set FILE     # any bundle + JSONL eval set
     python -m evals.learning_bench --sweep              # also the α/λ/k1/k2/bonus sweep
 
-It prints both methods side by side and writes ``learning.json``, ``learning.md`` and
+It prints the methods side by side (similarity, global-Q MemRL and contextual by
+default) and writes ``learning.json``, ``learning.md`` and
 ``learning.png`` (and ``sweep.md`` with ``--sweep``) under ``--out``; ``docs/evals.md``
 quotes them. The corpus is a bundle folder (``knowledge.jsonl``, optional
 ``memories.jsonl``); the eval set is the format of ``evals/evalset.py``, whose ``split``
@@ -35,6 +36,7 @@ from evals.evalset import check_known_ids, load_eval_set, row_id
 from evals.learning import METHODS, BenchQuery, Method, MethodRun, Rewards, run_method
 from packs import schemas
 from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
+from packs.context import PRIORS
 from packs.embeddings import EmbeddingProvider, Vectors, default_embedder
 from packs.errors import InvalidInput
 from packs.pack import Pack
@@ -60,7 +62,7 @@ class BenchConfig:
     out: Path = Path("out/learn-bench")
     cache: Path | None = None  # default: <out>/cache
     epochs: int = 5
-    methods: tuple[str, ...] = ("similarity", "utility")
+    methods: tuple[str, ...] = ("similarity", "utility", "contextual")
     settings: Mapping[str, Any] = field(default_factory=dict)  # shared by every method
     heldout_share: float = 0.3
     seed: int = 0
@@ -224,18 +226,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--method", action="append", choices=sorted(METHODS))
     for name in ("k1", "k2"):
         parser.add_argument(f"--{name}", type=int, default=None)
-    for name in ("alpha", "lam", "explore-bonus"):
+    for name in ("alpha", "lam", "explore-bonus", "context-theta", "context-kappa"):
         parser.add_argument(f"--{name}", type=float, default=None)
+    parser.add_argument("--context-prior", choices=PRIORS, default=None)
     parser.add_argument("--heldout-share", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sweep", action="store_true")
     args = parser.parse_args(argv)
     config = BenchConfig(
         corpus=args.corpus, eval_set=args.eval_set, out=args.out, cache=args.cache,
-        epochs=args.epochs, methods=tuple(args.method or ("similarity", "utility")),
+        epochs=args.epochs, methods=tuple(args.method or BenchConfig.methods),
         settings=shared_settings(
             k1=args.k1, k2=args.k2, alpha=args.alpha, lam=args.lam,
-            explore_bonus=args.explore_bonus,
+            explore_bonus=args.explore_bonus, context_theta=args.context_theta,
+            context_kappa=args.context_kappa, context_prior=args.context_prior,
         ),
         heldout_share=args.heldout_share, seed=args.seed,
     )  # fmt: skip

@@ -7,13 +7,14 @@ reward weighted by how close that episode's query was to ``q``:
 
     w_e = max(0, cos(q, q_e) - theta)
     U(m | q) = (sum_e w_e r_e + kappa * prior) / (sum_e w_e + kappa)
-    prior = min(Q, 0)
+    prior = min(Q, 0) if the memory never earned a positive reward, else 0
 
 ``Q`` is the global EMA utility, kept as the prior, the maturity input and the displayed
-track record. The prior is clipped at 0 on purpose: evidence *against* a memory holds
-across queries (a hub chunk that never helps anyone sinks for new queries too), while
-evidence *for* it transfers only through similar past queries. ``kappa`` shrinks thin
-evidence toward the prior. Defaults and the measurement behind them: ``docs/settings.md``
+track record. The prior is asymmetric on purpose: a memory that never helped anyone (a
+hub chunk) sinks for new queries too, while a memory that helped some query is judged
+on queries like those it was rewarded on; its failures elsewhere do not follow it to
+unrelated queries, and neither do its successes. ``kappa`` shrinks thin evidence
+toward the prior. Defaults and the measurement behind them: ``docs/settings.md``
 and ``docs/contextual.md``.
 
 :class:`ContextIndex` keeps, per memory, the last ``history`` (query vector, reward)
@@ -29,17 +30,52 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+PRIORS = ("never-helped", "negative", "global")
+
+
+# A memory counts as a hub (it fails broadly, never helps) once its recent failures come
+# from at least this many distinct queries; queries closer than DISTINCT_COS count as
+# one. Hand-set, measured on the learning benchmark (docs/contextual.md): a plausible
+# wrong neighbour fails for one or two queries, a hub for many.
+HUB_DISTINCT_QUERIES = 3
+DISTINCT_COS = 0.95
+
+
+def distinct_queries(queries: NDArray[np.floating]) -> int:
+    """Count of query vectors no closer than DISTINCT_COS to any earlier one."""
+    x = np.asarray(queries, dtype=np.float32)
+    if len(x) == 0:
+        return 0
+    close = np.tril(x @ x.T >= DISTINCT_COS, k=-1)  # j < i and cos >= DISTINCT_COS
+    return int((~close.any(axis=1)).sum())
+
+
+def context_prior(global_q: float, helped: bool, mode: str, broad: bool = True) -> float:
+    """The prior a memory's utility shrinks toward, for queries unlike its history.
+
+    ``global``: the global Q itself (plain MemRL transfer, positive evidence leaks).
+    ``negative``: ``min(Q, 0)``: only evidence against a memory transfers.
+    ``never-helped`` (default): ``min(Q, 0)`` only for memories that never earned a
+    positive reward and failed ``broad``-ly (for several distinct queries): a hub. A
+    memory that helped some query, or failed for one or two, is judged on similar
+    queries only.
+    """
+    if mode == "global":
+        return global_q
+    if mode == "negative" or (not helped and broad):
+        return min(global_q, 0.0)
+    return 0.0
+
 
 def contextual_utility(
     query: NDArray[np.floating],
     history_queries: NDArray[np.floating],
     history_rewards: NDArray[np.floating],
-    global_q: float,
+    prior: float,
     theta: float,
     kappa: float,
 ) -> float:
-    """``U(m | q)`` as in the module docstring; ``global_q`` alone without history."""
-    prior = min(global_q, 0.0)
+    """``U(m | q)`` as in the module docstring; the prior alone without history."""
     if len(history_rewards) == 0:
         return prior
     cosines = history_queries.astype(np.float32) @ query.astype(np.float32)
@@ -52,6 +88,7 @@ def contextual_utility(
 class _History:
     queries: NDArray[np.float16]  # (n, dim)
     rewards: NDArray[np.float64]  # (n,)
+    broad: bool = False  # its queries are at least HUB_DISTINCT_QUERIES distinct ones
 
 
 class ContextIndex:
@@ -67,11 +104,17 @@ class ContextIndex:
         self.max_memories = max_memories
         self.loaded = False
         self._items: OrderedDict[str, _History] = OrderedDict()
+        self._helped: set[str] = set()  # memories with at least one positive reward
 
     def __len__(self) -> int:
         return len(self._items)
 
+    def mark_helped(self, memory_ids: Iterable[str]) -> None:
+        self._helped.update(memory_ids)
+
     def add(self, memory_id: str, query: NDArray[np.floating], reward: float) -> None:
+        if reward > 0:
+            self._helped.add(memory_id)
         item = self._items.get(memory_id)
         vector = np.asarray(query, dtype=np.float16).reshape(1, self.dim)
         if item is None:
@@ -81,6 +124,7 @@ class ContextIndex:
                 np.vstack([item.queries, vector])[-self.history :],
                 np.append(item.rewards, reward)[-self.history :],
             )
+        item.broad = distinct_queries(item.queries) >= HUB_DISTINCT_QUERIES
         self._items[memory_id] = item
         self._items.move_to_end(memory_id)
         while len(self._items) > self.max_memories:
@@ -92,10 +136,11 @@ class ContextIndex:
 
     def utility(
         self, memory_id: str, query: NDArray[np.floating], global_q: float, theta: float,
-        kappa: float,
+        kappa: float, prior_mode: str = "never-helped",
     ) -> float:  # fmt: skip
         item = self._items.get(memory_id)
+        broad = item is not None and item.broad
+        prior = context_prior(global_q, memory_id in self._helped, prior_mode, broad)
         if item is None:
-            return contextual_utility(query, np.zeros((0, self.dim)), np.zeros(0), global_q,
-                                      theta, kappa)  # fmt: skip
-        return contextual_utility(query, item.queries, item.rewards, global_q, theta, kappa)
+            return prior
+        return contextual_utility(query, item.queries, item.rewards, prior, theta, kappa)

@@ -373,6 +373,7 @@ class Journal:
             for row in recent.iter_rows(named=True)
             if row["episode_id"] in vectors
         )
+        self.context.mark_helped(events.filter(pl.col("value") > 0)["memory_id"].unique())
         self.context.loaded = True
 
     # --- learned state -------------------------------------------------------------------

@@ -269,7 +269,7 @@ class Pack(LearningMixin):
         self._journal.load_context()
         index = self._journal.context
         return lambda memory_id, q: index.utility(
-            memory_id, vector, q, s.context_theta, s.context_kappa
+            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior
         )
 
     # --- embedding -----------------------------------------------------------------------

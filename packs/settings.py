@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from packs.context import PRIORS
 from packs.errors import InvalidSettings
 from packs.reward_wiring import RewardWiring
 
@@ -45,8 +46,9 @@ class PackSettings:
     version_retention_hours: float = 24.0
     utility_mode: str = "contextual"  # or "global" (plain MemRL)
     context_theta: float = 0.8
-    context_kappa: float = 1.0
+    context_kappa: float = 0.2
     context_history: int = 16
+    context_prior: str = "never-helped"  # or "negative", "global" (packs/context.py)
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -71,6 +73,11 @@ class PackSettings:
                 f"utility_mode must be 'contextual' or 'global', not {self.utility_mode!r}."
             )
         _check_range("context_theta", self.context_theta, -1.0, 1.0)
+        if self.context_prior not in PRIORS:
+            raise InvalidSettings(
+                "context_prior must be 'never-helped', 'negative' or 'global', "
+                f"not {self.context_prior!r}."
+            )
         _check_range("context_kappa", self.context_kappa, 0.0, 1e6, low_open=True)
         if self.k2 > self.k1:
             raise InvalidSettings(f"k2={self.k2} must not exceed k1={self.k1}.")
