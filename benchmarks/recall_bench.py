@@ -70,7 +70,7 @@ TABLES = (
     schemas.MEMORIES, schemas.EPISODES, schemas.RETRIEVAL_LOG, schemas.REWARD_EVENTS,
     schemas.STATE_TRACES, schemas.PACK_META,
 )  # fmt: skip
-PATHS = ("embed", "raw", "raw_select", "search", "recall")
+PATHS = ("embed", "raw", "raw_select", "search", "recall", "search_global", "recall_global")
 # The columns Phase A reads (packs.retrieval), so raw_select is a like-for-like raw search.
 PHASE_A_COLUMNS = [
     "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
@@ -169,7 +169,10 @@ def corpus_row(
             signal_polarity=[None, "success", "failure"][int(rng.integers(0, 3))],
             utility=float(rng.uniform(-0.9, 0.9)),
             confidence=float(rng.uniform(0.0, 1.0)),
-            reward_count=rewards,
+            # No reward log stands behind these synthetic utilities, and a rewarded
+            # memory's stored state is the replay of its log (packs/journal.py), so the
+            # count starts at 0: the fragment run's reward_count check then holds exactly.
+            reward_count=0,
             usage_count=rewards + int(rng.integers(0, 20)),
         )
     return row
@@ -271,9 +274,27 @@ class SizeResult:
     ratio_p95: float
     ratio_select_p50: float  # recall p50 / raw_select p50
     search_ratio_p50: float  # search p50 / raw p50 (ranking without logging)
+    context_memories: int = 0  # memories with a reward history in the contextual index
+    ratio_global_p50: float = float("nan")  # recall_global p50 / raw p50
 
 
-def latency_paths(pack: Pack, embedder: EmbeddingProvider) -> dict[str, Callable[[str], object]]:
+def train_context(pack: Pack, texts: Sequence[str], recalls: int, seed: int) -> int:
+    """``recalls`` recalls of stored texts, each rewarded ±1, so the contextual index has
+    histories to weigh; returns how many memories have one."""
+    rng = random.Random(seed)
+    for _ in range(recalls):
+        recall = pack.recall(rng.choice(texts))
+        pack.feedback(recall.episode_id or "", rng.choice((1.0, -1.0)))
+    pack.flush()
+    pack._journal.load_context()
+    return len(pack._journal.context)
+
+
+def latency_paths(
+    pack: Pack, plain: Pack, embedder: EmbeddingProvider
+) -> dict[str, Callable[[str], object]]:
+    """``pack`` ranks with the Pack default (contextual utility), ``plain`` is a second
+    handle on the same tables with ``utility_mode="global"`` (plain MemRL)."""
     table = pack.store.table(schemas.MEMORIES)
     k1 = pack.settings.k1
 
@@ -303,6 +324,8 @@ def latency_paths(pack: Pack, embedder: EmbeddingProvider) -> dict[str, Callable
         "raw_select": raw_select,
         "search": pack.search,
         "recall": pack.recall,
+        "search_global": plain.search,
+        "recall_global": plain.recall,
     }
 
 
@@ -316,10 +339,10 @@ class LatencyRun:
 
 
 def measure_latency(
-    pack: Pack, queries: Sequence[str], warmup: Sequence[str], seed: int
+    pack: Pack, plain: Pack, queries: Sequence[str], warmup: Sequence[str], seed: int
 ) -> LatencyRun:
     """Per-query seconds of every path, run interleaved in one shuffled order."""
-    paths = latency_paths(pack, default_embedder())
+    paths = latency_paths(pack, plain, default_embedder())
     for query in warmup:
         for fn in paths.values():
             fn(query)
@@ -358,13 +381,18 @@ def run_size(root: Path, size: int, corpus: Corpus, args: argparse.Namespace) ->
         for copy in ("frag", "base"):
             shutil.copytree(root / name, root / f"{name}{copy}")
     with Pack.open(name, root) as pack:
-        run = measure_latency(pack, corpus.queries, corpus.warmup, args.seed)
+        history = train_context(pack, corpus.texts, args.train_recalls, args.seed)
+        plain_settings = {**pack.settings.to_dict(), "utility_mode": "global"}
+        with Pack.open(name, root, settings=plain_settings) as plain:
+            run = measure_latency(pack, plain, corpus.queries, corpus.warmup, args.seed)
         feedback = time_feedback(pack, run.episodes[:100], args.seed)
         if args.profile and size == max(args.sizes):
             write_profile(pack, corpus.queries, args.profile)
     stats = {name: LatencyStats.of(run.times[name]) for name in PATHS}
     recall, raw = stats["recall"], stats["raw"]
     return SizeResult(
+        context_memories=history,
+        ratio_global_p50=stats["recall_global"].p50_ms / raw.p50_ms,
         rows=size,
         build_s=build_s,
         paths=stats,
@@ -547,22 +575,26 @@ def latency_markdown(sizes: list[SizeResult]) -> list[str]:
     lines = [
         "## Latency, ms p50 / p95",
         "",
-        "| rows | embed | raw | raw_select | search | recall | recall/raw p50 | recall/raw p95 "
-        "| recall/raw_select p50 |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| rows | embed | raw | raw_select | search | recall | search_global | recall_global "
+        "| recall/raw p50 | recall_global/raw p50 | recall/raw p95 | recall/raw_select p50 "
+        "| memories with history |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in sizes:
         cells = " | ".join(_ms(s.paths[n]) for n in PATHS)
         lines.append(
-            f"| {s.rows:,} | {cells} | **{s.ratio_p50:.2f}x** | {s.ratio_p95:.2f}x "
-            f"| {s.ratio_select_p50:.2f}x |"
+            f"| {s.rows:,} | {cells} | **{s.ratio_p50:.2f}x** | {s.ratio_global_p50:.2f}x "
+            f"| {s.ratio_p95:.2f}x | {s.ratio_select_p50:.2f}x | {s.context_memories:,} |"
         )
     lines += [
         "",
         "Goal: recall p50, logging included, at most 1.5x raw p50. `raw` is the embedding "
         "plus `table.search(vec).distance_type('cosine').limit(k1).to_arrow()` (every "
         "column); `raw_select` reads only Phase A's columns; `search` is Phase A + B "
-        "without logging; `recall` adds episode logging and the flushes it triggers.",
+        "without logging; `recall` adds episode logging and the flushes it triggers. Both "
+        "rank with the Pack default, contextual utility, after `--train-recalls` rewarded "
+        "recalls gave memories a history; `search_global` and `recall_global` are a second "
+        "handle on the same tables with `utility_mode='global'` (plain MemRL).",
         "",
         "| rows | build s | recalls without a commit | recalls that flushed (n) "
         "| commits in the loop | feedback after the loop |",
@@ -662,6 +694,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=400, help="held-out queries per path")
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--train-recalls", type=int, default=500, help="rewarded recalls before timing"
+    )
     parser.add_argument("--base-texts", type=int, default=3_000, help="distinct sentences embedded")
     parser.add_argument("--fragment-recalls", type=int, default=10_000)
     parser.add_argument("--baseline-recalls", type=int, default=500)

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from packs import KnowledgeChunk, Pack
 from packs import schemas as S
-from packs.replay import ORDER, replay, replay_loop
+from packs.replay import ORDER, REPLAY_COLUMNS, replay, replay_loop
 
 OUT = Path("out/bench")
 
@@ -100,7 +100,8 @@ def bench_replay(n: int, repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as root, Pack.open("replay", root) as pack:
         pack.store.append(S.REWARD_EVENTS, synthetic_events(n, 10_000))
         started = time.perf_counter()
-        arrow = pack.store.table(S.REWARD_EVENTS).to_arrow()
+        # the columns rebuild_utilities() reads (packs.replay.REPLAY_COLUMNS), for both
+        arrow = pack.store.read_columns(S.REWARD_EVENTS, list(REPLAY_COLUMNS))
         read_s = time.perf_counter() - started
     times: dict[str, list[float]] = {"polars": [], "loop": []}
     result: dict[str, Any] = {}

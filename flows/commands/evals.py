@@ -106,7 +106,8 @@ def learn_bench_command(
         list[str] | None,
         typer.Option(
             help="Methods, baseline first (repeat): similarity, utility, utility-item, "
-            "contextual, no-feedback (evals/learning.py)."
+            "contextual, contextual-item, no-feedback (evals/learning.py). Default: "
+            "similarity, utility (global Q, plain MemRL), contextual."
         ),
     ] = None,
     k1: Annotated[int | None, typer.Option(help="Phase A candidates.")] = None,
@@ -114,6 +115,11 @@ def learn_bench_command(
     alpha: Annotated[float | None, typer.Option(help="Utility learning rate.")] = None,
     lam: Annotated[float | None, typer.Option(help="λ of learning methods.")] = None,
     explore_bonus: Annotated[float | None, typer.Option(help="Exploration bonus.")] = None,
+    context_theta: Annotated[float | None, typer.Option(help="Contextual kernel θ.")] = None,
+    context_kappa: Annotated[float | None, typer.Option(help="Contextual shrinkage κ.")] = None,
+    context_prior: Annotated[
+        str | None, typer.Option(help="Contextual prior: never-helped, negative, global.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Query order and split seed.")] = 0,
     sweep: Annotated[bool, typer.Option(help="Also sweep α, λ, k1, k2 and the bonus.")] = False,
 ) -> None:
@@ -124,9 +130,11 @@ def learn_bench_command(
     config = bench.BenchConfig(
         corpus=corpus or bench.DEFAULT_CORPUS,
         eval_set=eval_set or (corpus / "queries.jsonl" if corpus else bench.DEFAULT_EVAL_SET),
-        out=out, cache=cache, epochs=epochs, methods=tuple(method or ("similarity", "utility")),
+        out=out, cache=cache, epochs=epochs, methods=tuple(method or bench.BenchConfig.methods),
         settings=bench.shared_settings(
-            k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus
+            k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus,
+            context_theta=context_theta, context_kappa=context_kappa,
+            context_prior=context_prior,
         ),
         seed=seed,
     )  # fmt: skip
