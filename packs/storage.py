@@ -249,7 +249,8 @@ class PackStore:
         """Open ``name``, creating it with ``schema`` first when it is missing."""
         if not self.has_table(name):
             self.require_writable(f"create table {name!r}")
-            self._db.create_table(name, schema=schema, exist_ok=True)
+            with storage_step(self.location, f"create table {name!r}"):
+                self._db.create_table(name, schema=schema, exist_ok=True)
         return self.table(name)
 
     def require_writable(self, action: str) -> None:
@@ -364,7 +365,8 @@ class PackStore:
     def drop_all(self) -> None:
         """Delete every table of this Pack (used by ``wolfie demo --fresh``)."""
         self.require_writable("drop the Pack")
-        self._db.drop_all_tables()
+        with storage_step(self.location, "drop tables"):
+            self._db.drop_all_tables()
         self._tables.clear()
 
     def read_columns(self, name: str, columns: list[str], where: str | None = None) -> pa.Table:

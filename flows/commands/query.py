@@ -43,9 +43,19 @@ def parse_where(expressions: list[str]) -> dict[str, object]:
     return where
 
 
+def csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
+    """List and struct columns (tags, say) as JSON text: CSV cells hold no nested data."""
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    return frame.with_columns(
+        pl.Series(name, [None if v is None else json.dumps(v, default=str)
+                         for v in frame[name].to_list()], dtype=pl.String)
+        for name in nested
+    )  # fmt: skip
+
+
 def print_frame(frame: pl.DataFrame, output: str, console: Console) -> None:
     if output == "csv":
-        sys.stdout.write(frame.write_csv())
+        sys.stdout.write(csv_ready(frame).write_csv())
     elif output == "json":
         sys.stdout.write(frame.write_json() + "\n")
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import multiprocessing as mp
 
@@ -125,6 +127,19 @@ def test_cli_formats_and_errors(trading_pack, tmp_path):
     assert as_csv.stdout.splitlines() == ["kind,count", "knowledge,4", "memory,3"]
     table = runner.invoke(app, [*base, "-w", "source=x' OR '1'='1"])
     assert table.exit_code == 0 and "0 row(s)" in table.output
+
+
+def test_cli_csv_writes_list_columns_as_json(trading_pack, tmp_path):
+    """Regression: ``wolfie query items -f csv`` failed with polars' 'CSV format does not
+    support nested data' (the tags column is a list), a traceback instead of a table."""
+    trading_pack.close()
+    result = CliRunner().invoke(
+        app, ["query", "items", "--pack", "test", "--root", str(tmp_path), "-f", "csv"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == 7
+    assert all(isinstance(json.loads(row["tags"]), list) for row in rows)
 
 
 def test_parse_where_types_values():
