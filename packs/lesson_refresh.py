@@ -1,10 +1,11 @@
 """Refresh lessons: find memories with new evidence and have a writer distil them.
 
 "New evidence" means a reward event (with weight > 0) newer than the memory's last lesson.
-Every successful lesson is written in one ``merge_insert`` (``experience_summary`` and
-``lesson_at``); every attempt, kept or failed, is appended to ``lesson_log`` with the
-confidence the lesson was written at. A writer failure keeps the old lesson. A second run
-with no new rewards finds nothing to do.
+Every attempt, kept or failed, is appended to ``lesson_log`` with the confidence the
+lesson was written at; then every successful lesson is written in one ``merge_insert``
+(``experience_summary`` and ``lesson_at``). A run killed between the two is redone by the
+next run, so the log may hold an attempt twice but never misses a stored lesson. A writer
+failure keeps the old lesson. A second run with no new rewards finds nothing to do.
 """
 
 from __future__ import annotations
@@ -95,13 +96,15 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
             continue
         written.append({"id": evidence.memory_id, "experience_summary": lesson, "lesson_at": now})
         log.append({**entry, "status": "written", "lesson": lesson, "error": None})
+    # The log goes first: a crash between the two writes then leaves a logged attempt
+    # whose lesson the next run writes (and logs) again, never a lesson with no log entry.
+    if log:
+        table = pa.Table.from_pylist(log, schema=schemas.LESSON_LOG_SCHEMA)
+        pack.store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
+        pack.store.append(schemas.LESSON_LOG, table)
     if written:
         fields = pack.store.table(schemas.MEMORIES).schema
         schema = pa.schema([fields.field(name) for name in written[0]])
         update = pa.Table.from_pylist(written, schema=schema)
         pack.store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)
-    if log:
-        table = pa.Table.from_pylist(log, schema=schemas.LESSON_LOG_SCHEMA)
-        pack.store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
-        pack.store.append(schemas.LESSON_LOG, table)
     return LessonReport(len(candidates), len(written), failures)
