@@ -125,10 +125,10 @@ CHUNKS = [
 TIMEOUT_Q = "how do I make an http request give up after five seconds"
 RETRY_Q = "how do I retry a failed http request automatically"
 PARAPHRASE = "make an http request give up after five seconds, how?"
-HUB_QUERIES = [
-    "where can I read about all the command options",
-    "which documentation lists every available command",
-    "what options does the command line accept",
+HUB_QUERIES = [  # three unrelated questions (pairwise cos < 0.2) the hub resembles
+    "more information about http request options",
+    "documentation index of all commands",
+    "which command options exist for compression",
 ]
 
 
