@@ -344,14 +344,28 @@ class Pack(LearningMixin):
         """Log the near-duplicate in ``merges`` and count it, without rewriting the row.
 
         The memory keeps its text and learned state; the merge's provenance is an
-        append-only row (concurrent merges can't overwrite each other), and
-        ``merge_count`` is an in-place increment, done only if the merge was new.
+        append-only row (concurrent merges can't overwrite each other). ``merge_count``
+        is then set to the number of logged merges, and only raised, never lowered: a
+        writer that counted before another's merge can't undo it, and a re-run after a
+        crash between the two writes repairs the count.
         """
         row = merge_row(memory_id, intent, response, outcome, metadata, source, similarity, now)
         table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
         self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
-        if self._store.merge(schemas.MERGES, table, "merge_id"):
-            self._store.increment(schemas.MEMORIES, [memory_id], "merge_count", 1, "updated_at")
+        self._store.merge(schemas.MERGES, table, "merge_id")
+        clause = f"memory_id = {sql_literal(memory_id)}"
+        logged = int(self._store.table(schemas.MERGES).count_rows(clause))
+        stored = self._store.read_columns(
+            schemas.MEMORIES, ["merge_count"], f"id = {sql_literal(memory_id)}"
+        )["merge_count"].to_pylist()
+        if stored and (stored[0] or 0) < logged:
+            full = schemas.memories_schema(self._embedding.dim)
+            columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
+            count = pa.table(columns, schema=pa.schema([full.field(c) for c in columns]))
+            self._store.merge(
+                schemas.MEMORIES, count, "id",
+                update="target.merge_count < source.merge_count", insert=False,
+            )  # fmt: skip
 
     def _nearest_memory(self, vector: np.ndarray) -> dict[str, Any] | None:
         hits = (
