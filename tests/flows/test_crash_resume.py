@@ -223,6 +223,7 @@ def test_twenty_seeded_kills_resume_to_the_reference_rows(
         kills = list(pool.map(kill_child, trials))
     kill_s, started = time.monotonic() - started, time.monotonic()
     killed: Counter[str] = Counter()
+    compared: Counter[str] = Counter()  # rows checked against the reference, by kind
     differ, stale = [], []
     for plan, kill in zip(trials, kills, strict=True):
         assert (kill["step"], kill["nth"], kill["mode"]) == (plan.step, plan.nth, plan.mode)
@@ -238,13 +239,16 @@ def test_twenty_seeded_kills_resume_to_the_reference_rows(
             # a kill after the trace was appended: the killed run's trace is kept, and the
             # re-run records its own; both describe the same state
             rows = {**rows, "traces": expected["traces"]}
+        for kind in ("rows", "event_rows"):
+            compared[kind] += rows.get(kind, 0)
         if rows != expected:
             differ.append(f"{plan.step}/{plan.nth}/{plan.mode}: {_diff(rows, expected)}")
     print(
         f"crash-resume: {TRIALS} trials, {sum(killed.values())} kills, {TRIALS} child "
         f"processes, steps covered: {', '.join(f'{s} x{n}' for s, n in sorted(killed.items()))}"
-        f"; merge_count stale after {len(stale)} kills {stale}; children {kill_s:.0f} s, "
-        f"re-runs {time.monotonic() - started:.0f} s"
+        f"; rows compared: {compared['rows']} chunks and memories, {compared['event_rows']} "
+        f"reward events; merge_count stale after {len(stale)} kills {stale}; "
+        f"children {kill_s:.0f} s, re-runs {time.monotonic() - started:.0f} s"
     )
     assert not differ, "\n".join(differ)
     assert sum(killed.values()) == TRIALS

@@ -148,6 +148,7 @@ def test_a_brief_storage_outage_is_retried_and_the_run_completes(media: Clips, s
                 retries=4, retry_delay_s=1.0,
             )  # fmt: skip
         assert proxy.refused > 0  # the outage was real
+        print(f"ingest outage: {proxy.refused} connections refused during a 3 s outage")
     (row,) = result["items"]
     assert row["status"] == "ingested"
     assert media_rows(root, row["media_id"], s3.storage_options) == list(range(row["chunks"]))

@@ -52,6 +52,11 @@ def check(root: str, options: dict[str, str] | None, results: list[dict]) -> Non
         remembered = sum(len(r["memories"]) for r in results)
         # every remember created a row, merged into one, or found itself already there
         assert memories.height - 1 + merges <= remembered
+        print(
+            f"concurrency {'s3' if root.startswith('s3://') else 'local'}: {WORKERS} processes, "
+            f"{logged} reward events logged and read back, {remembered} remembers, "
+            f"{report.memories} memories, every utility equal to the rebuild"
+        )
 
 
 @pytest.mark.slow
