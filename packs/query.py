@@ -67,9 +67,7 @@ def clause_for(conditions: Sequence[Condition], schema: pa.Schema) -> str | None
     parts = []
     for cond in conditions:
         if not isinstance(cond.column, str) or cond.column not in names:
-            raise InvalidFilter(
-                f"Unknown column {cond.column!r}; this table has {sorted(names)}."
-            )
+            raise InvalidFilter(f"Unknown column {cond.column!r}; this table has {sorted(names)}.")
         if cond.op not in OPERATORS:
             raise InvalidFilter(f"Operator {cond.op!r} is not one of {sorted(OPERATORS)}.")
         if _is_vector(schema.field(cond.column).type):
