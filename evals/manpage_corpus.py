@@ -33,9 +33,10 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packs.bundles import read_jsonl
 from packs.errors import InvalidInput
@@ -227,14 +228,19 @@ def split_of(query_id: str, heldout_share: float = 0.3) -> str:
     return "heldout" if bucket < heldout_share else "train"
 
 
-def label(folder: Path) -> int:
-    """Write ``queries.jsonl`` from ``questions.jsonl`` and ``knowledge.jsonl``."""
+Selector = Callable[[Sequence[dict[str, Any]], str], list[str]]
+
+
+def label(folder: Path, selector: Selector | None = None) -> int:
+    """Write ``queries.jsonl`` from ``questions.jsonl`` and ``knowledge.jsonl``; each
+    answer is resolved to chunk ids by ``selector`` (this corpus's :func:`select`)."""
+    select_ids = selector or select
     rows = [obj for _, obj in read_jsonl(folder / "knowledge.jsonl")]
     count = 0
     with (folder / "queries.jsonl").open("w", encoding="utf-8") as handle:
         for number, q in read_jsonl(folder / "questions.jsonl"):
             try:
-                refs = [ref for s in q["answers"] for ref in select(rows, s)]
+                refs = [ref for s in q["answers"] for ref in select_ids(rows, s)]
             except InvalidInput as exc:
                 raise InvalidInput(f"questions.jsonl:{number}: {exc}") from exc
             line = {

@@ -37,8 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from evals.manpage_corpus import split_of
-from packs.bundles import read_jsonl
+from evals.manpage_corpus import label as label_with
 from packs.errors import InvalidInput
 
 MODULES = (
@@ -171,22 +170,8 @@ def select(rows: Sequence[dict[str, Any]], selector: str) -> list[str]:
 
 
 def label(folder: Path) -> int:
-    rows = [obj for _, obj in read_jsonl(folder / "knowledge.jsonl")]
-    count = 0
-    with (folder / "queries.jsonl").open("w", encoding="utf-8") as handle:
-        for number, q in read_jsonl(folder / "questions.jsonl"):
-            try:
-                refs = [ref for s in q["answers"] for ref in select(rows, s)]
-            except InvalidInput as exc:
-                raise InvalidInput(f"questions.jsonl:{number}: {exc}") from exc
-            line = {
-                "id": q["id"], "query": q["query"], "relevant": list(dict.fromkeys(refs)),
-                "split": q.get("split") or split_of(q["id"]),
-                "metadata": {"answers": q["answers"]},
-            }  # fmt: skip
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    """Write ``queries.jsonl`` as the man-page corpus does, with this corpus's selectors."""
+    return label_with(folder, select)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
