@@ -38,6 +38,12 @@ from tasks.retry import retry_transient
 # Flows override these per run (``with_options``); only transient errors are retried.
 RETRIES = 3
 RETRY_DELAY_S = 5.0
+# Every ingestion step retries transient faults only (tasks/retry.py).
+TRANSIENT: dict[str, Any] = {
+    "retries": RETRIES,
+    "retry_delay_seconds": RETRY_DELAY_S,
+    "retry_condition_fn": retry_transient,
+}
 _ARTIFACT_EVERY_S = 2.0  # at most one progress-artifact update per item this often
 
 
@@ -56,12 +62,7 @@ def reporter(source: str, step: str, artifact_id: str | None) -> Callable[[float
     return report
 
 
-@task(
-    name="prepare-pack",
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="prepare-pack", **TRANSIENT)
 def prepare_pack_task(
     pack: str,
     root: str | None,
@@ -75,13 +76,7 @@ def prepare_pack_task(
         return {"pack": handle.name, "root": handle.root}
 
 
-@task(
-    name="download",
-    persist_result=True,
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="download", persist_result=True, **TRANSIENT)
 def download_task(
     pack: str,
     root: str | None,
@@ -101,13 +96,7 @@ def download_task(
     return result.to_dict()
 
 
-@task(
-    name="transcribe",
-    persist_result=True,
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="transcribe", persist_result=True, **TRANSIENT)
 def transcribe_task(
     pack: str,
     root: str | None,
@@ -130,13 +119,7 @@ def transcribe_task(
     return result.to_dict()
 
 
-@task(
-    name="chunk",
-    persist_result=True,
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="chunk", persist_result=True, **TRANSIENT)
 def chunk_task(
     pack: str,
     root: str | None,
@@ -153,13 +136,7 @@ def chunk_task(
     return result.to_dict()
 
 
-@task(
-    name="embed-upsert",
-    persist_result=True,
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="embed-upsert", persist_result=True, **TRANSIENT)
 def upsert_task(
     pack: str,
     root: str | None,
@@ -191,23 +168,13 @@ def media_recall_task(
     return {"query": query, "items": [asdict(item) for item in result.items]}
 
 
-@task(
-    name="document-chunks",
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="document-chunks", **TRANSIENT)
 def document_chunks_task(path: str, source: str, max_chars: int) -> list[dict[str, Any]]:
     """Chunks of one document, split by its headings."""
     return [asdict(chunk) for chunk in read_document(Path(path), source, max_chars)]
 
 
-@task(
-    name="upsert-knowledge",
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAY_S,
-    retry_condition_fn=retry_transient,
-)
+@task(name="upsert-knowledge", **TRANSIENT)
 def upsert_knowledge_task(
     pack: str, root: str | None, chunks: list[dict[str, Any]], batch_size: int = UPSERT_BATCH
 ) -> dict[str, int]:
