@@ -19,7 +19,7 @@ is issue 8's query-conditioned utility); nothing else here changes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -55,23 +55,26 @@ UTILITY = Method(
     {"utility_mode": "global"},
     description="Wolfie utility-ranked retrieval with one global Q per item (plain MemRL)",
 )
-UTILITY_ITEM = Method(
-    "utility-item",
-    {"utility_mode": "global"},
-    credit="item",
-    description="as utility, but each injected item is rewarded by its own relevance",
-)
+
 CONTEXTUAL = Method(
     "contextual",
     {"utility_mode": "contextual"},
     description="query-conditioned utility (issue 8): a kernel over each item's past queries",
 )
-CONTEXTUAL_ITEM = Method(
-    "contextual-item",
-    {"utility_mode": "contextual"},
-    credit="item",
-    description="as contextual, but each injected item is rewarded by its own relevance",
-)
+
+
+def item_credit(method: Method) -> Method:
+    """``method`` with each injected item rewarded by its own relevance."""
+    return replace(
+        method,
+        name=f"{method.name}-item",
+        credit="item",
+        description=f"as {method.name}, but each injected item is rewarded by its own relevance",
+    )
+
+
+UTILITY_ITEM = item_credit(UTILITY)
+CONTEXTUAL_ITEM = item_credit(CONTEXTUAL)
 NO_FEEDBACK = Method(
     "no-feedback",
     {},

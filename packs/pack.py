@@ -97,9 +97,7 @@ class Pack(LearningMixin):
         self._journal = Journal(
             store, embedding.dim, settings.log_flush_rows, settings.log_flush_seconds
         )
-        self._journal.compact_every = settings.compact_every_commits
-        self._journal.retention = timedelta(hours=settings.version_retention_hours)
-        self._journal.context.history = settings.context_history
+        self._tune_journal(settings)
         self._closed = False
         if not store.read_only:
             _open_packs.add(self)
@@ -226,11 +224,16 @@ class Pack(LearningMixin):
             }
         )
         self._settings, self._settings_version = new, version
-        self._journal.buffer.flush_rows = new.log_flush_rows
-        self._journal.buffer.flush_seconds = new.log_flush_seconds
-        self._journal.compact_every = new.compact_every_commits
-        self._journal.retention = timedelta(hours=new.version_retention_hours)
+        self._tune_journal(new)
         return new
+
+    def _tune_journal(self, s: PackSettings) -> None:
+        """Hand the journal the settings it works by (at open and on every change)."""
+        self._journal.buffer.flush_rows = s.log_flush_rows
+        self._journal.buffer.flush_seconds = s.log_flush_seconds
+        self._journal.compact_every = s.compact_every_commits
+        self._journal.retention = timedelta(hours=s.version_retention_hours)
+        self._journal.context.history = s.context_history
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -324,41 +327,31 @@ class Pack(LearningMixin):
             if nearest is not None:
                 similarity = 1.0 - float(nearest.pop("_distance"))
                 if similarity >= self._settings.dedup_threshold:
-                    self._absorb(nearest["id"], intent, response, outcome, meta, source,
-                                 similarity, now)  # fmt: skip
+                    merge = merge_row(nearest["id"], intent, response, outcome, meta, source,
+                                      similarity, now)  # fmt: skip
+                    self._absorb(merge, nearest["merge_count"] or 0)
                     return RememberResult(nearest["id"], "merged", similarity)
             self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
             return RememberResult(row["id"], "created", None)
 
-    def _absorb(
-        self,
-        memory_id: str,
-        intent: str,
-        response: str,
-        outcome: str | None,
-        metadata: dict[str, Any],
-        source: str,
-        similarity: float,
-        now: datetime,
-    ) -> None:
-        """Log the near-duplicate in ``merges`` and count it, without rewriting the row.
+    def _absorb(self, row: dict[str, Any], counted: int) -> None:
+        """Log a near-duplicate (a ``merges`` row) and count it, without rewriting the
+        memory.
 
         The memory keeps its text and learned state; the merge's provenance is an
         append-only row (concurrent merges can't overwrite each other). ``merge_count``
         is then set to the number of logged merges, and only raised, never lowered: a
         writer that counted before another's merge can't undo it, and a re-run after a
-        crash between the two writes repairs the count.
+        crash between the two writes repairs the count. ``counted`` is the count read
+        with the nearest memory: counts only grow, so at or above the log it is current.
         """
-        row = merge_row(memory_id, intent, response, outcome, metadata, source, similarity, now)
+        memory_id, now = row["memory_id"], row["at"]
         table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
         self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
         self._store.merge(schemas.MERGES, table, "merge_id")
         clause = f"memory_id = {sql_literal(memory_id)}"
         logged = int(self._store.table(schemas.MERGES).count_rows(clause))
-        stored = self._store.read_columns(
-            schemas.MEMORIES, ["merge_count"], f"id = {sql_literal(memory_id)}"
-        )["merge_count"].to_pylist()
-        if stored and (stored[0] or 0) < logged:
+        if counted < logged:
             full = schemas.memories_schema(self._embedding.dim)
             columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
             count = pa.table(columns, schema=pa.schema([full.field(c) for c in columns]))

@@ -75,8 +75,7 @@ class PackSettings:
         _check_range("context_theta", self.context_theta, -1.0, 1.0)
         if self.context_prior not in PRIORS:
             raise InvalidSettings(
-                "context_prior must be 'never-helped', 'negative' or 'global', "
-                f"not {self.context_prior!r}."
+                f"context_prior must be one of {', '.join(PRIORS)}; not {self.context_prior!r}."
             )
         _check_range("context_kappa", self.context_kappa, 0.0, 1e6, low_open=True)
         if self.k2 > self.k1:

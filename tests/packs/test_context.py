@@ -185,3 +185,15 @@ def test_contextual_state_is_rebuilt_from_the_log_in_a_new_handle(tmp_path):
         assert candidate(reader, PARAPHRASE, CHUNKS[0]).contextual_utility == pytest.approx(
             expected, abs=1e-3
         )
+
+
+def test_a_settings_change_reaches_the_history_bound(tmp_path):
+    with Pack.open("bound", tmp_path, settings={"k2": 1}) as pack:
+        pack.add_knowledge([KnowledgeChunk(text, "docs.md", i) for i, text in enumerate(CHUNKS)])
+        pack.configure(context_history=2)
+        pack.search(TIMEOUT_Q)  # loads the (empty) index
+        for _ in range(4):
+            recall = pack.recall(TIMEOUT_Q)
+            pack.feedback(recall.episode_id or "", 1.0)
+        kept = pack._journal.context._items[recall.ids[0]]
+        assert kept.rewards.shape == (2,)
