@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -56,7 +57,7 @@ _SECRET_OPTIONS = frozenset({"aws_secret_access_key", "aws_session_token", "aws_
 # Words in Lance / object-store errors that mean "try again later", and "never".
 _TRANSIENT_MARKERS = (
     "connection refused", "failed to connect", "timed out", "timeout", "connection reset",
-    "broken pipe", "503", "500 internal", "502", "504", "slowdown", "slow down",
+    "broken pipe", "slowdown", "slow down",
     "service unavailable", "temporarily", "dns error", "error sending request",
     "commit conflict", "retryable",
 )  # fmt: skip
@@ -65,7 +66,10 @@ _TRANSIENT_MARKERS = (
 # (hand-set, measured enough for 8 writers on moto S3 in tests/packs/test_concurrency.py).
 _CONTENTION_MARKERS = ("too many concurrent writers", "commit conflict")
 CONTENTION_RETRIES = 5
-_PERMANENT_MARKERS = ("403", "accessdenied", "access denied", "forbidden", "nosuchbucket")
+_PERMANENT_MARKERS = ("accessdenied", "access denied", "forbidden", "nosuchbucket")
+# HTTP status codes match as whole numbers only: "1.169403ms" in a message is not a 403.
+_PERMANENT_STATUS = re.compile(r"(?<![\d.])403(?![\d.])")
+_TRANSIENT_STATUS = re.compile(r"(?<![\d.])(?:500|502|503|504)(?![\d.])")
 
 
 @contextmanager
@@ -83,9 +87,10 @@ def storage_step(location: PackLocation, step: str) -> Iterator[None]:
     except (OSError, RuntimeError, ValueError) as exc:
         text = str(exc).lower()
         where = f"Pack {location.name!r} at {location.root!r}, step {step!r}"
-        if any(marker in text for marker in _PERMANENT_MARKERS):
+        if _PERMANENT_STATUS.search(text) or any(m in text for m in _PERMANENT_MARKERS):
             raise StorageError(f"Storage refused {where}: {exc}") from exc
-        if any(marker in text for marker in _TRANSIENT_MARKERS) or "lanceerror(io)" in text:
+        transient = _TRANSIENT_STATUS.search(text) or "lanceerror(io)" in text
+        if transient or any(marker in text for marker in _TRANSIENT_MARKERS):
             raise TransientStorageError(
                 f"Storage unavailable for {where}; retry later: {exc}"
             ) from exc
