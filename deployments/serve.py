@@ -4,21 +4,39 @@
 module turns its entries into Prefect ``RunnerDeployment`` objects (with the Pack name and
 root filled in) for ``prefect.serve``. That needs a Prefect server (``PREFECT_API_URL``):
 schedules do not run on the ephemeral engine.
+
+Entrypoints are loaded exactly as Prefect's runner and workers load them: as a *script*
+(``load_flow_from_entrypoint`` on the file path), with the script's folder first on the
+import path. Importing a dotted module name instead would hide a module that shadows a
+package (``flows/evals.py`` once hid the ``evals`` package from every flow in ``flows/``).
 """
 
 from __future__ import annotations
 
-import importlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+REPO = Path(__file__).resolve().parents[1]
 PREFECT_YAML = Path(__file__).resolve().parent / "prefect.yaml"
 
 
-def load_entries(path: Path = PREFECT_YAML) -> list[dict[str, Any]]:
-    """The ``deployments`` list of a prefect.yaml file."""
+class EntrypointError(RuntimeError):
+    """An entrypoint of prefect.yaml does not load the way the runner loads it."""
+
+
+@dataclass(frozen=True)
+class EntrypointFailure:
+    deployment: str
+    entrypoint: str
+    error: str
+
+
+def load_entries(path: Path | None = None) -> list[dict[str, Any]]:
+    """The ``deployments`` list of a prefect.yaml file (default: this folder's)."""
+    path = path or PREFECT_YAML
     with open(path, encoding="utf-8") as handle:
         document = yaml.safe_load(handle)
     entries = document.get("deployments") or []
@@ -27,22 +45,61 @@ def load_entries(path: Path = PREFECT_YAML) -> list[dict[str, Any]]:
     return entries
 
 
-def import_flow(entrypoint: str) -> Any:
-    """``flows/learning.py:pack_health`` -> the flow object."""
-    file_part, _, name = entrypoint.partition(":")
-    module = importlib.import_module(file_part.removesuffix(".py").replace("/", "."))
-    return getattr(module, name)
+def entrypoint_path(entrypoint: str, base: Path | None = None) -> str:
+    """``flows/learning.py:pack_health`` relative to ``base`` (default: the repository,
+    the runner's working directory); absolute when this process runs from elsewhere."""
+    base = (base or REPO).resolve()
+    if Path.cwd().resolve() == base:
+        return entrypoint
+    return str(base / entrypoint)
 
 
-def runner_deployments(pack: str, root: str | None, path: Path = PREFECT_YAML) -> list[Any]:
-    """One RunnerDeployment per entry, scheduled as the file says, for ``pack``/``root``."""
+def load_flow(entrypoint: str) -> Any:
+    """The flow at ``entrypoint``, loaded as a script the way the runner loads it.
+
+    No placeholder: Prefect would otherwise swap a flow whose script fails to import for
+    an AST stub, and the failure would only show when a run crashes.
+    """
+    from prefect.exceptions import MissingFlowError, ScriptError
+    from prefect.flows import load_flow_from_entrypoint
+
+    try:
+        return load_flow_from_entrypoint(entrypoint, use_placeholder_flow=False)
+    except (ScriptError, MissingFlowError, FileNotFoundError) as exc:
+        cause = exc.user_exc if isinstance(exc, ScriptError) else exc
+        raise EntrypointError(f"{entrypoint}: {type(cause).__name__}: {cause}") from exc
+
+
+def check_entrypoints(
+    path: Path | None = None, base: Path | None = None
+) -> list[EntrypointFailure]:
+    """Every entrypoint that fails to load as the runner loads it (empty: all load)."""
+    failures = []
+    for entry in load_entries(path):
+        try:
+            load_flow(entrypoint_path(entry["entrypoint"], base))
+        except EntrypointError as exc:
+            failures.append(EntrypointFailure(entry["name"], entry["entrypoint"], str(exc)))
+    return failures
+
+
+def runner_deployments(
+    pack: str, root: str | None, path: Path | None = None, base: Path | None = None
+) -> list[Any]:
+    """One RunnerDeployment per entry, scheduled as the file says, for ``pack``/``root``.
+
+    Raises :class:`EntrypointError` naming the first entrypoint that does not load."""
+    from prefect.deployments.runner import RunnerDeployment
+
     deployments = []
     for entry in load_entries(path):
         parameters = {**(entry.get("parameters") or {}), "pack": pack, "root": root}
         crons = [s["cron"] for s in entry.get("schedules") or [] if "cron" in s]
-        flow = import_flow(entry["entrypoint"])
+        entrypoint = entrypoint_path(entry["entrypoint"], base)
+        load_flow(entrypoint)  # fails loudly; from_entrypoint would fall back to a stub
         deployments.append(
-            flow.to_deployment(
+            RunnerDeployment.from_entrypoint(
+                entrypoint,
                 name=entry["name"],
                 cron=crons or None,
                 parameters=parameters,

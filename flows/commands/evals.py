@@ -49,7 +49,7 @@ def eval_command(
 ) -> None:
     """Score an eval set against a Pack; store the results in its eval_runs table."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    from flows.evals import DEFAULT_EVAL_SET, eval_flow
+    from flows.evaluation import DEFAULT_EVAL_SET, eval_flow
 
     with console.status("Scoring the eval set (Prefect engine, embedded)"):
         result = eval_flow(

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from evals.eval_runs import read_eval_runs, trend
 from flows.cli import app
-from flows.evals import eval_flow
+from flows.evaluation import eval_flow
 from packs import Pack
 from tests.support.eval_data import write_slice
 
