@@ -47,6 +47,13 @@ from packs.records import (
 )
 from packs.retrieval import phase_a, phase_b, vector_query
 from packs.rows import knowledge_row, memory_row, merge_row
+from packs.scopes import (
+    SCOPE_KEY,
+    check_scope,
+    same_scope_clause,
+    scoped_metadata,
+    visible_clause,
+)
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
 from packs.validation import check_metadata, check_text
@@ -299,11 +306,14 @@ class Pack(LearningMixin):
         *,
         polarity: str | None = None,
         source: str = "api",
+        scope: str | None = None,
     ) -> RememberResult:
         """Store an interaction as a memory, or merge it into a near-duplicate.
 
         A stored memory whose intent has cosine >= ``dedup_threshold`` with this one
         absorbs it: its ``merge_count`` grows and this intent joins its provenance.
+        ``scope`` (a user or session) is stored as metadata; only recalls in that scope
+        see the memory, and duplicates are looked for within the scope only.
         """
         self._store.require_writable("remember")
         limit = self._settings.max_text_chars
@@ -314,6 +324,9 @@ class Pack(LearningMixin):
         if polarity not in _POLARITIES:
             raise InvalidInput(f"polarity must be 'success', 'failure' or None, not {polarity!r}.")
         meta = check_metadata(dict(metadata) if metadata is not None else None)
+        scope = check_scope(scope)
+        meta = scoped_metadata(meta, scope)
+        scope = meta.get(SCOPE_KEY)
         source = check_text(source, "source", 2_000)
         intent_vec, response_vec = self._embed([intent, response])
         now = datetime.now(UTC)
@@ -323,7 +336,7 @@ class Pack(LearningMixin):
         with self._journal.lock:
             if self._store.table(schemas.MEMORIES).count_rows(f"id = {sql_literal(row['id'])}"):
                 return RememberResult(row["id"], "exists", 1.0)  # a retried call: no change
-            nearest = self._nearest_memory(intent_vec)
+            nearest = self._nearest_memory(intent_vec, scope)
             if nearest is not None:
                 similarity = 1.0 - float(nearest.pop("_distance"))
                 if similarity >= self._settings.dedup_threshold:
@@ -360,10 +373,11 @@ class Pack(LearningMixin):
                 update="target.merge_count < source.merge_count", insert=False,
             )  # fmt: skip
 
-    def _nearest_memory(self, vector: np.ndarray) -> dict[str, Any] | None:
+    def _nearest_memory(self, vector: np.ndarray, scope: str | None) -> dict[str, Any] | None:
+        clause = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {same_scope_clause(scope)}"
         hits = (
             vector_query(self._store.table(schemas.MEMORIES), vector)
-            .where(f"kind = {sql_literal(schemas.KIND_MEMORY)}", prefilter=True)
+            .where(clause, prefilter=True)
             .limit(1)
             .to_arrow()
             .to_pylist()
@@ -431,11 +445,14 @@ class Pack(LearningMixin):
         where: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         kind: str | None = None,
+        scope: str | None = None,
     ) -> Recall:
         """Phase A (cosine top-k1 above δ) then Phase B (z-scored blend, top-k2), logged.
 
         ``k`` overrides k2. ``where`` filters columns (``source``, ``title``...),
         ``metadata`` filters on metadata keys, ``kind`` picks memories or knowledge.
+        ``scope`` sees that scope's rows and the shared ones; without a scope only the
+        shared rows are seen (``packs/scopes.py``).
         The returned ``episode_id`` is what :meth:`feedback` rewards.
         """
         if self.read_only:
@@ -443,7 +460,7 @@ class Pack(LearningMixin):
                 f"Pack {self.name!r} is open read-only and recall logs an episode; "
                 "use search() to rank without logging."
             )
-        return self._retrieve(query, k, where, metadata, kind, log_episode=True)
+        return self._retrieve(query, k, where, metadata, kind, scope, log_episode=True)
 
     def search(
         self,
@@ -453,9 +470,10 @@ class Pack(LearningMixin):
         where: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         kind: str | None = None,
+        scope: str | None = None,
     ) -> Recall:
         """The same ranking as :meth:`recall`, with nothing logged (works read-only)."""
-        return self._retrieve(query, k, where, metadata, kind, log_episode=False)
+        return self._retrieve(query, k, where, metadata, kind, scope, log_episode=False)
 
     def _retrieve(
         self,
@@ -464,6 +482,7 @@ class Pack(LearningMixin):
         where: Mapping[str, Any] | None,
         metadata: Mapping[str, Any] | None,
         kind: str | None,
+        scope: str | None,
         *,
         log_episode: bool,
     ) -> Recall:
@@ -475,6 +494,8 @@ class Pack(LearningMixin):
         if kind not in (None, schemas.KIND_MEMORY, schemas.KIND_KNOWLEDGE):
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
+        visible = visible_clause(check_scope(scope))
+        clause = visible if clause is None else f"{visible} AND ({clause})"
         vector = self._embed([text])[0]
         with self._journal.lock:
             table = self._store.table(schemas.MEMORIES)

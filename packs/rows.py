@@ -13,6 +13,7 @@ import numpy as np
 from packs import schemas
 from packs.filters import tag
 from packs.records import KnowledgeChunk
+from packs.scopes import SCOPE_KEY, scope_tags
 
 
 def stable_hash(*parts: str, size: int = 16) -> str:
@@ -27,9 +28,12 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def memory_id(intent: str, response: str) -> str:
-    """Same intent and response (after Unicode and case folding) give the same id."""
-    return "m_" + stable_hash(normalise(intent), normalise(response))
+def memory_id(intent: str, response: str, scope: str | None = None) -> str:
+    """Same intent and response (after Unicode and case folding) in the same scope give
+    the same id; two scopes never share a memory."""
+    if scope is None:
+        return "m_" + stable_hash(normalise(intent), normalise(response))
+    return "m_" + stable_hash(normalise(intent), normalise(response), "scope", scope)
 
 
 def knowledge_id(source: str, position: int) -> str:
@@ -38,7 +42,7 @@ def knowledge_id(source: str, position: int) -> str:
 
 
 def tags_of(metadata: dict[str, Any]) -> list[str]:
-    return sorted(tag(k, v) for k, v in metadata.items())
+    return sorted([tag(k, v) for k, v in metadata.items()] + scope_tags(metadata))
 
 
 def _metadata_json(metadata: dict[str, Any]) -> str | None:
@@ -84,7 +88,7 @@ def memory_row(
 ) -> dict[str, Any]:
     return {
         **_base_row(now),
-        "id": memory_id(intent, response),
+        "id": memory_id(intent, response, metadata.get(SCOPE_KEY)),
         "kind": schemas.KIND_MEMORY,
         "intent_text": intent,
         "intent_embedding": intent_vec,

@@ -1,0 +1,53 @@
+"""Scopes: one Pack serves many users without leaking memories between them."""
+
+from __future__ import annotations
+
+import pytest
+
+from packs import KnowledgeChunk, Pack
+from packs.errors import InvalidInput
+
+QUESTION = "How do I reset my password?"
+ANSWER = "Open the account page and choose reset."
+
+
+@pytest.fixture
+def pack(tmp_root):
+    with Pack.open("scopes", str(tmp_root)) as handle:
+        handle.add_knowledge([KnowledgeChunk("Passwords are reset on the account page.", "faq", 1)])
+        yield handle
+
+
+def _ids(recall):
+    return {item.id for item in recall.items}
+
+
+def test_a_scope_sees_its_own_memories_and_the_shared_ones_only(pack):
+    alice = pack.remember(QUESTION, ANSWER, scope="alice").id
+    bob = pack.remember("Where is my invoice?", "Billing, then invoices.", scope="bob").id
+    shared = pack.remember("Password reset link expired", "Ask for a new link.").id
+    chunk = pack.recall("reset password", k=10, scope="carol").ids
+    assert alice not in chunk and bob not in chunk
+    assert shared in chunk
+    seen_by_alice = _ids(pack.recall("reset my password or find invoice", k=10, scope="alice"))
+    assert alice in seen_by_alice and shared in seen_by_alice and bob not in seen_by_alice
+    unscoped = _ids(pack.search("reset my password or find invoice", k=10))
+    assert unscoped.isdisjoint({alice, bob}) and shared in unscoped
+
+
+def test_the_same_words_in_two_scopes_stay_two_memories(pack):
+    """A memory id and its near-duplicate search are per scope: Bob's memory must not
+    merge into Alice's, or Bob would never see it."""
+    alice = pack.remember(QUESTION, ANSWER, scope="alice")
+    bob = pack.remember(QUESTION, ANSWER, scope="bob")
+    near = pack.remember("How can I reset my password?", ANSWER, scope="bob")
+    assert alice.id != bob.id and bob.status == "created"
+    assert near.status == "merged" and near.id == bob.id
+    assert pack.get(bob.id)["metadata_json"] == '{"scope": "bob"}'
+
+
+def test_metadata_cannot_write_into_another_scope(pack):
+    with pytest.raises(InvalidInput, match="scope"):
+        pack.remember(QUESTION, ANSWER, metadata={"scope": "bob"}, scope="alice")
+    with pytest.raises(InvalidInput, match="scope"):
+        pack.recall("anything", scope="")
