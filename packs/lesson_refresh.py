@@ -18,7 +18,13 @@ import polars as pl
 import pyarrow as pa
 
 from packs import schemas
-from packs.lessons import PROMPT_VERSION, LessonEvidence, LessonWriter, LessonWriterError
+from packs.lessons import (
+    PROMPT_VERSION,
+    LessonEvidence,
+    LessonWriter,
+    LessonWriterError,
+    redact_url_credentials,
+)
 
 if TYPE_CHECKING:
     from packs.pack import Pack
@@ -91,8 +97,9 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
         try:
             lesson = writer.write(evidence)
         except LessonWriterError as exc:
-            failures[evidence.memory_id] = str(exc)
-            log.append({**entry, "status": "failed", "lesson": None, "error": str(exc)[:1000]})
+            why = redact_url_credentials(str(exc))  # the log outlives the secret's rotation
+            failures[evidence.memory_id] = why
+            log.append({**entry, "status": "failed", "lesson": None, "error": why[:1000]})
             continue
         written.append({"id": evidence.memory_id, "experience_summary": lesson, "lesson_at": now})
         log.append({**entry, "status": "written", "lesson": lesson, "error": None})

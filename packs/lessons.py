@@ -3,8 +3,9 @@
 Two writers sit behind one small interface:
 
 - :class:`TemplateLessonWriter`, built in and offline: deterministic, it condenses the
-  intent, response, outcome and reward history into a templated sentence and says that it
-  is a template. A failing memory becomes an "Avoid:" lesson.
+  intent, response and outcome into a templated sentence and says that it is a template.
+  A failing memory becomes an "Avoid ..." lesson. The track record is not copied into the
+  lesson: it would go stale, and the prompt block shows the live one next to each item.
 - :class:`OpenAIChatLessonWriter`: any OpenAI-compatible ``/v1/chat/completions``
   endpoint, with the versioned prompt ``packs/prompts/lesson-v1.md``.
 
@@ -14,6 +15,7 @@ A writer that fails (timeout, HTTP error, an empty or overlong answer) raises
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,25 @@ class LessonWriterError(WolfieError, RuntimeError):
 
 class TransientLessonWriterError(LessonWriterError, TransientError):
     """The writer's endpoint timed out or answered 429/5xx."""
+
+
+# scheme://user:password@host -> scheme://***@host, wherever a URL appears in a text.
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@")
+
+
+def redact_url_credentials(text: str) -> str:
+    """``text`` with the user and password of every URL in it replaced by ``***``."""
+    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+
+
+def split_url_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:
+    """``url`` without its user info, and that user info as HTTP basic auth (what httpx
+    would have sent), so the password never sits in a URL that an error may quote."""
+    parsed = httpx.URL(url)
+    if not parsed.userinfo:
+        return url, None
+    auth = httpx.BasicAuth(parsed.username, parsed.password)
+    return str(parsed.copy_with(username=None, password=None)), auth
 
 
 @dataclass(frozen=True)
@@ -87,26 +108,30 @@ class TemplateLessonWriter(LessonWriter):
     name = "template"
 
     def write(self, evidence: LessonEvidence) -> str:
-        record = (
-            f"utility {evidence.utility:+.2f} over {evidence.reward_count} reward(s), "
-            f"confidence {evidence.confidence:.2f}"
-        )
-        outcome = f" Outcome: {evidence.outcome}." if evidence.outcome else ""
+        outcome = f" Outcome: {_sentence(evidence.outcome, 80)}" if evidence.outcome else ""
+        situation = _clip(evidence.intent, 120)
+        did = _sentence(evidence.response, 160) if evidence.response else ""
         if evidence.kind == "knowledge":
             verb = "Avoid relying on" if evidence.failing else "Rely on"
-            body = f"{verb} this passage for similar questions: {_clip(evidence.intent, 160)}."
+            body = f"{verb} this passage for similar questions: {_sentence(evidence.intent, 160)}"
         elif evidence.failing:
-            did = f" - {_clip(evidence.response, 160)}" if evidence.response else ""
-            body = f"Avoid: in situations like '{_clip(evidence.intent, 120)}', what was done{did}."
+            body = f"Avoid repeating this in situations like '{situation}'" + (
+                f": {did}" if did else "."
+            )
         else:
-            did = _clip(evidence.response, 160) if evidence.response else "the recorded response"
-            body = f"When '{_clip(evidence.intent, 120)}': {did}."
-        return check_lesson(f"[template lesson] {body}{outcome} Track record: {record}.", self.name)
+            body = f"When '{situation}': {did or 'repeat the recorded response.'}"
+        return check_lesson(f"[template lesson] {body}{outcome}", self.name)
 
 
 def _clip(text: str | None, limit: int) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _sentence(text: str | None, limit: int) -> str:
+    """``text`` clipped, ending with exactly one sentence mark."""
+    clipped = _clip(text, limit)
+    return clipped if clipped.endswith((".", "!", "?")) else clipped + "."
 
 
 class OpenAIChatLessonWriter(LessonWriter):
@@ -124,12 +149,15 @@ class OpenAIChatLessonWriter(LessonWriter):
         retries: int = 2,
         backoff_s: float = 0.5,
     ) -> None:
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        # Credentials in the URL travel as basic auth, never inside the URL that errors,
+        # logs and the lesson_log quote.
+        url, auth = split_url_credentials(base_url.rstrip("/") + "/chat/completions")
+        self._url = url
         self._model = model
         self._retries = retries
         self._backoff_s = backoff_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout_s, headers=headers)
+        self._client = httpx.Client(timeout=timeout_s, headers=headers, auth=auth)
         self._prompt = PROMPT_PATH.read_text(encoding="utf-8")
 
     def __repr__(self) -> str:

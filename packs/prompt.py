@@ -1,7 +1,8 @@
 """The prompt block that injects recalled items as structured experience.
 
-Lessons come first, then each item with its track record. A failure is never shown as
-an example to follow: it is marked as a WARNING and phrased as something to avoid.
+Lessons come first, each pointing at its item by number; then each item with its track
+record, printed once. A failure is never shown as an example to follow: it is marked as
+a WARNING and phrased as something to avoid.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ def render_prompt(items: Sequence[RecalledItem]) -> str:
     if not items:
         return "## Memory\nNo relevant memories or knowledge for this query."
     lines = ["## Lessons"]
-    lessons = [i for i in items if i.lesson]
-    for item in lessons:
-        prefix = "WARNING - avoid: " if item.warning else ""
-        lines.append(f"- {prefix}{item.lesson} ({track_record(item)})")
+    lessons = [(n, i) for n, i in enumerate(items, start=1) if i.lesson]
+    for n, item in lessons:
+        prefix = "WARNING, this failed before: " if item.warning else ""
+        lines.append(f"- {prefix}{item.lesson} (item {n})")
     if not lessons:
         lines.append("- No distilled lessons yet.")
     lines.append("")
