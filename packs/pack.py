@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from packs import schemas
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, default_embedder
+from packs.embeddings.cache import QueryEmbeddingCache
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import (
     InvalidInput,
@@ -56,6 +57,7 @@ from packs.scopes import (
 )
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
+from packs.vector_cache import VectorCache
 from packs.validation import check_metadata, check_text
 
 log = logging.getLogger(__name__)
@@ -105,6 +107,8 @@ class Pack(LearningMixin):
             store, embedding.dim, settings.log_flush_rows, settings.log_flush_seconds
         )
         self._tune_journal(settings)
+        self._vectors = VectorCache(embedding.dim)  # Phase A's exact scan (docs/recall.md)
+        self._queries = QueryEmbeddingCache()
         self._closed = False
         if not store.read_only:
             _open_packs.add(self)
@@ -496,10 +500,10 @@ class Pack(LearningMixin):
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
         visible = visible_clause(check_scope(scope))
         clause = visible if clause is None else f"{visible} AND ({clause})"
-        vector = self._embed([text])[0]
+        vector = self._queries.embed(text, self._embed)
         with self._journal.lock:
             table = self._store.table(schemas.MEMORIES)
-            candidates = phase_a(table, vector, k1, clause, self._settings.delta)
+            candidates = phase_a(table, vector, k1, clause, self._settings.delta, self._vectors)
             ranked = phase_b(
                 candidates, self._journal.effective, self._settings, k2, self._context(vector)
             )

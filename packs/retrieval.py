@@ -1,7 +1,9 @@
 """Phase A (vector recall) and Phase B (re-rank) over the ``memories`` table.
 
-Phase A is the only I/O here: one LanceDB cosine search. Phase B is pure apart from
-reading pending learned state through the ``learned`` callback.
+Phase A is the only I/O here: an exact cosine top-k1 from the Pack's in-memory
+:class:`~packs.vector_cache.VectorCache` (the candidates' columns read by row id), or one
+LanceDB cosine search when there is no cache or it stands aside. Phase B is pure apart
+from reading pending learned state through the ``learned`` callback.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from packs import schemas
 from packs.ranking import RankWeights, rerank, similarity_from_distance
 from packs.records import RecalledItem
 from packs.rewards import LearnedState
 from packs.settings import PackSettings
+from packs.vector_cache import VectorCache
 
 CANDIDATE_COLUMNS = [
     "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
@@ -80,19 +84,57 @@ def vector_query(table: Any, vector: np.ndarray) -> Any:
 
 
 def phase_a(
-    table: Any, vector: np.ndarray, k1: int, clause: str | None, delta: float
+    table: Any,
+    vector: np.ndarray,
+    k1: int,
+    clause: str | None,
+    delta: float,
+    cache: VectorCache | None = None,
 ) -> Candidates:
-    """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``."""
+    """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``.
+
+    With ``cache`` the search is the exact in-memory scan; LanceDB answers when the cache
+    stands aside (too many rows) or a concurrent writer moved a candidate row twice.
+    """
+    if cache is not None:
+        for _ in range(2):
+            if not cache.sync(table):
+                break
+            found = _cached_candidates(table, cache, vector, k1, clause, delta)
+            if found is not None:
+                return found
     query = vector_query(table, vector).select([*CANDIDATE_COLUMNS, "_distance"]).limit(k1)
     if clause:
         query = query.where(clause, prefilter=True)
     hits = query.to_arrow()
-    similarity = similarity_from_distance(hits["_distance"].to_numpy())
+    return _candidates(hits, similarity_from_distance(hits["_distance"].to_numpy()), delta)
+
+
+def _cached_candidates(
+    table: Any, cache: VectorCache, vector: np.ndarray, k1: int, clause: str | None, delta: float
+) -> Candidates | None:
+    """Phase A from the cache; None when a candidate row vanished since the sync."""
+    mask = cache.allowed(table, clause) if clause else None
+    hits = cache.top_k(vector, k1, mask)
+    similarity = similarity_from_distance(hits.distance)
+    keep = similarity >= delta
+    rowids = [r for r, k in zip(hits.rowids, keep, strict=True) if k]
+    ids = [i for i, k in zip(hits.ids, keep, strict=True) if k]
+    rows = table.take_row_ids(rowids).select(CANDIDATE_COLUMNS).to_arrow() if rowids else None
+    if rows is None:
+        return Candidates({name: [] for name in CANDIDATE_COLUMNS}, similarity[keep])
+    where = {memory_id: i for i, memory_id in enumerate(rows["id"].to_pylist())}
+    if any(memory_id not in where for memory_id in ids):
+        return None
+    ordered = rows.take(pa.array([where[memory_id] for memory_id in ids], type=pa.int64()))
+    columns = {name: ordered[name].to_pylist() for name in CANDIDATE_COLUMNS}
+    return Candidates(columns, similarity[keep])
+
+
+def _candidates(hits: pa.Table, similarity: np.ndarray, delta: float) -> Candidates:
     keep = np.flatnonzero(similarity >= delta)
-    columns = {}
-    for name in CANDIDATE_COLUMNS:
-        values = hits[name].to_pylist()
-        columns[name] = [values[i] for i in keep]
+    ordered = hits.take(pa.array(keep, type=pa.int64()))
+    columns = {name: ordered[name].to_pylist() for name in CANDIDATE_COLUMNS}
     return Candidates(columns, similarity[keep])
 
 

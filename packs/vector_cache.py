@@ -1,0 +1,247 @@
+"""Phase A's exact cosine search over an in-process copy of the intent vectors.
+
+LanceDB's flat search over 100k 384-d vectors measured 10-20x slower than a numpy scan of
+the same vectors (docs/recall.md), so a Pack keeps the ``intent_embedding`` column in
+memory as a float32 matrix of unit vectors with each row's ``id`` and ``_rowid``. Only
+vectors and ids are cached: the candidates' other columns (utility, text...) are read
+from the table by row id at the version just checked, so a learned value written by
+another handle is never served stale.
+
+**Kept current by the table version**, checked on every search (``checkout_latest``,
+about 0.2 ms on a local folder). When it moved, the cache catches up incrementally:
+
+- Lance gives every new fragment a higher id than any before, so every row written since
+  the last sync (an append, and also an update, which Lance 0.40 writes as delete + a new
+  row) has a ``_rowid`` above the highest cached one: ``_rowid > max`` reads just those.
+- A re-written id replaces its old entry. If the live count then differs from
+  ``count_rows()`` (a real delete, a restore), every live ``_rowid`` is read (no vectors)
+  and the entries are reconciled; an unknown live row id forces a full reload.
+- Compaction renumbers every row: that arrives as "all rows are new" and is a full reload.
+
+Filters run in LanceDB (the same SQL, read as row ids only) and mask the scan, so
+``where``/``metadata``/``kind`` behave exactly as before. Above ``max_rows`` the cache
+stands aside and LanceDB searches (with its ANN index, when maintenance built one).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+VECTOR_COLUMN = "intent_embedding"
+# Hand-set: 500k x 384 float32 is 768 MB per Pack handle and a scan of ~50-80 ms on the
+# shared 2-core box; beyond it an ANN index answers faster (docs/recall.md).
+MAX_CACHED_ROWS = 500_000
+_GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
+_DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
+_FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
+
+
+@dataclass(frozen=True)
+class Hits:
+    """Cached top-k: row ids and ids in similarity order, with LanceDB-style cosine
+    distances (``1 - cos``) for :func:`packs.ranking.similarity_from_distance`."""
+
+    rowids: list[int]
+    ids: list[str]
+    distance: NDArray[np.float64]
+
+
+def _unit_rows(column: pa.ChunkedArray | pa.Array, dim: int) -> NDArray[np.float32]:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    flat = column.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    matrix = flat.reshape(-1, dim)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    # A zero vector has no direction; LanceDB gives it no similarity either.
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+class VectorCache:
+    """Exact cosine top-k over one table's vector column, kept in memory.
+
+    Not thread-safe on its own: the Pack calls it under its journal lock.
+    """
+
+    def __init__(self, dim: int, max_rows: int = MAX_CACHED_ROWS) -> None:
+        self.dim = dim
+        self.max_rows = max_rows
+        self._table_key: int | None = None
+        self._version: int | None = None
+        self.reloads = 0  # full reads, for tests and the benchmark
+        self._clear()
+
+    def _clear(self) -> None:
+        self._matrix = np.zeros((0, self.dim), dtype=np.float32)
+        self._n = 0
+        self._rowids = np.zeros(0, dtype=np.uint64)  # ascending
+        self._ids: list[str] = []
+        self._alive = np.zeros(0, dtype=bool)
+        self._position: dict[str, int] = {}  # id -> its live entry
+        self._masks: OrderedDict[str, tuple[NDArray[np.bool_], int]] = OrderedDict()
+        self._version = None
+
+    @property
+    def rows(self) -> int:
+        """Live rows cached."""
+        return len(self._position)
+
+    # --- keeping current ------------------------------------------------------------------
+
+    def sync(self, table: Any) -> bool:
+        """Bring the cache to the table's latest version; False when it should stand
+        aside (more rows than ``max_rows``)."""
+        table.checkout_latest()
+        version = int(table.version)
+        if self._table_key == id(table) and version == self._version:
+            return True
+        live = int(table.count_rows())
+        if live > self.max_rows:
+            self._clear()
+            return False
+        if self._table_key != id(table) or self._version is None:
+            self._reload(table)
+        else:
+            self._catch_up(table, live)
+        self._table_key, self._version = id(table), version
+        return True
+
+    def _reload(self, table: Any) -> None:
+        self._clear()
+        self.reloads += 1
+        data = _read(table, [VECTOR_COLUMN, "id"], None)
+        order = np.argsort(data["_rowid"].to_numpy(), kind="stable")
+        self._append(data.take(pa.array(order)))
+
+    def _catch_up(self, table: Any, live: int) -> None:
+        top = int(self._rowids[self._n - 1]) if self._n else -1
+        new = _read(table, [VECTOR_COLUMN, "id"], f"_rowid > {top}")
+        if new.num_rows >= live:  # compaction renumbered every row: start afresh
+            self._clear()
+            self.reloads += 1
+        self._append(new.take(pa.array(np.argsort(new["_rowid"].to_numpy(), kind="stable"))))
+        if self.rows != live and not self._reconcile(table):
+            self._reload(table)
+            return
+        if self._n - self.rows > _DEAD_SHARE * max(self._n, 1):
+            self._squeeze()
+
+    def _append(self, data: pa.Table) -> None:
+        count = data.num_rows
+        if not count:
+            return
+        vectors = _unit_rows(data[VECTOR_COLUMN], self.dim)
+        end = self._n + count
+        if end > len(self._matrix):
+            grown = np.zeros((int(end * _GROWTH) + 16, self.dim), dtype=np.float32)
+            grown[: self._n] = self._matrix[: self._n]
+            self._matrix = grown
+            alive = np.zeros(len(grown), dtype=bool)
+            alive[: self._n] = self._alive[: self._n]
+            self._alive = alive
+        self._matrix[self._n : end] = vectors
+        self._alive[self._n : end] = True
+        rowids = data["_rowid"].to_numpy().astype(np.uint64)
+        self._rowids = np.concatenate([self._rowids, rowids])
+        for offset, memory_id in enumerate(data["id"].to_pylist()):
+            old = self._position.get(memory_id)
+            if old is not None:  # the row moved (an update): the old entry is superseded
+                self._alive[old] = False
+            self._position[memory_id] = self._n + offset
+        self._ids.extend(data["id"].to_pylist())
+        self._n = end
+
+    def _reconcile(self, table: Any) -> bool:
+        """Drop entries whose row is gone; False if a live row is not cached at all."""
+        live = np.sort(_read(table, [], None)["_rowid"].to_numpy().astype(np.uint64))
+        cached = self._rowids[: self._n][self._alive[: self._n]]
+        if np.setdiff1d(live, cached, assume_unique=True).size:
+            return False
+        gone = np.flatnonzero(self._alive[: self._n] & ~np.isin(self._rowids, live))
+        for position in gone:
+            self._alive[position] = False
+            self._position.pop(self._ids[position], None)
+        return True
+
+    def _squeeze(self) -> None:
+        """Rebuild without superseded entries."""
+        keep = np.flatnonzero(self._alive[: self._n])
+        self._matrix = np.ascontiguousarray(self._matrix[keep])
+        self._rowids = self._rowids[keep]
+        self._ids = [self._ids[i] for i in keep]
+        self._alive = np.ones(len(keep), dtype=bool)
+        self._n = len(keep)
+        self._position = {memory_id: i for i, memory_id in enumerate(self._ids)}
+        self._masks.clear()  # positions changed
+
+    # --- searching ------------------------------------------------------------------------
+
+    def allowed(self, table: Any, clause: str) -> NDArray[np.bool_]:
+        """Which entries match SQL ``clause``, as a mask over the entries.
+
+        LanceDB evaluates the clause (reading row ids only). The mask is kept per clause
+        and extended to rows added since, so a repeated filter (the scope clause of every
+        recall) costs one scan per table change, not one per recall.
+        """
+        mask, covered = self._masks.pop(clause, (np.zeros(0, dtype=bool), 0))
+        if covered < self._n:
+            where = f"({clause})"
+            if covered:
+                where += f" AND _rowid > {int(self._rowids[covered - 1])}"
+            rowids = np.sort(_read(table, [], where)["_rowid"].to_numpy().astype(np.uint64))
+            positions = np.searchsorted(self._rowids, rowids)
+            inside = positions < self._n
+            positions, rowids = positions[inside], rowids[inside]
+            grown = np.zeros(self._n, dtype=bool)
+            grown[: len(mask)] = mask
+            grown[positions[self._rowids[positions] == rowids]] = True
+            mask, covered = grown, self._n
+        self._masks[clause] = (mask, covered)
+        while len(self._masks) > _FILTER_MASKS:
+            self._masks.popitem(last=False)
+        return mask
+
+    def top_k(
+        self, query: NDArray[np.floating], k: int, mask: NDArray[np.bool_] | None = None
+    ) -> Hits:
+        """The ``k`` live entries nearest to ``query`` by cosine, best first; ``mask``
+        (from :meth:`allowed`) restricts the search to a filter's rows."""
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if norm > 0:
+            q = q / norm
+        keep = self._alive[: self._n] if mask is None else self._alive[: self._n] & mask
+        count = int(np.count_nonzero(keep)) if mask is not None else self.rows
+        positions = None
+        if count < self._n // 8:  # a narrow filter: score only its rows
+            positions = np.flatnonzero(keep)
+            scores = self._matrix[positions] @ q
+        else:
+            scores = self._matrix[: self._n] @ q
+            scores[~keep] = -np.inf
+        k = min(k, count)
+        if k <= 0:
+            return Hits([], [], np.zeros(0))
+        best = np.argpartition(-scores, k - 1)[:k]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        similarity = scores[best].astype(np.float64)
+        if positions is not None:
+            best = positions[best]
+        return Hits(
+            [int(r) for r in self._rowids[best]],
+            [self._ids[i] for i in best],
+            1.0 - similarity,
+        )
+
+
+def _read(table: Any, columns: list[str], where: str | None) -> pa.Table:
+    """``columns`` plus ``_rowid`` of every row (matching ``where``)."""
+    query = table.search().select([*columns, "_rowid"]).with_row_id(True)
+    if where:
+        query = query.where(where)
+    return query.limit(max(1, int(table.count_rows()))).to_arrow()
