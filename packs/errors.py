@@ -41,6 +41,10 @@ class InvalidSettings(InvalidInput):
     """Pack settings with unknown keys or values out of range."""
 
 
+class MetadataTooLarge(InvalidInput):
+    """Metadata with too many keys, or a key or value above its length bound."""
+
+
 class PackNotFound(WolfieError, LookupError):
     """The Pack does not exist under the given root."""
 
@@ -77,12 +81,21 @@ class TransientEmbeddingServiceError(EmbeddingServiceError, TransientError):
     """The embedding endpoint kept answering 429/5xx or could not be reached."""
 
 
+class InvalidEmbedding(EmbeddingServiceError, ValueError):
+    """An embedder returned non-finite values or vectors of the wrong shape."""
+
+
 class StorageError(WolfieError, OSError):
     """Storage failed permanently (permissions, missing bucket)."""
 
 
 class TransientStorageError(TransientError, OSError):
     """Storage failed in a way that a retry may fix (5xx, connection reset)."""
+
+
+class UnwritableRows(WolfieError, ValueError):
+    """Buffered rows that the table refused on their own; they were dropped (and logged)
+    so that they can't block the rows buffered after them."""
 
 
 # --- ingestion (packs.ingest) ----------------------------------------------------------

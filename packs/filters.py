@@ -41,8 +41,20 @@ def sql_literal(value: object) -> str:
 
 
 def tag(key: str, value: object) -> str:
-    """The ``key=value`` tag under which a metadata item is indexed for filtering."""
-    return f"{key}={'' if value is None else value}"
+    """The tag under which a metadata item is indexed for filtering.
+
+    ``key=value`` with ``\\`` and ``=`` escaped in the key (so the first bare ``=``
+    ends it: ``{"a": "b=c"}`` and ``{"a=b": "c"}`` differ), the value as text (so ``1``
+    and ``"1"`` are equal), and ``=key`` for a None value (so ``""`` and None differ). A
+    key without ``=`` or ``\\`` gives the same tag as before the escaping, so older
+    Packs still match, except their None values, tagged ``key=`` then (the tag of ``""``
+    now; see ``docs/settings.md``). Every tag holds a ``=``: ``packs/scopes.py``'s
+    marker tag has none.
+    """
+    escaped = key.replace("\\", "\\\\").replace("=", "\\=")
+    if value is None:
+        return f"={escaped}"
+    return f"{escaped}={value}"
 
 
 def in_clause(column: str, values: Iterable[object]) -> str:

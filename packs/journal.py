@@ -26,7 +26,14 @@ import pyarrow as pa
 from packs import schemas
 from packs.buffer import PendingMemory, WriteBuffer
 from packs.context import ContextIndex
-from packs.errors import TransientError, UnknownEpisode, UnknownMemory
+from packs.errors import (
+    PackNotFound,
+    TransientError,
+    UnknownEpisode,
+    UnknownMemory,
+    UnwritableRows,
+    WolfieError,
+)
 from packs.filters import in_clause, sql_literal
 from packs.replay import REPLAY_COLUMNS, replay
 from packs.retrieval import Candidates, Ranked
@@ -39,6 +46,17 @@ log = logging.getLogger(__name__)
 _LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
 _EPISODE_CACHE = 10_000  # recent episodes kept in memory for reward lookups
 _STORED_CACHE = 200_000  # learned states remembered (a few MB)
+# Idempotency keys remembered in memory (the most recent; hand-set: about 1 MB of keys).
+# Only a fast path: an older key is found in the buffer or in ``reward_events``.
+SEEN_KEYS_BOUND = 10_000
+# The key (or keys) that name a buffered row in logs, per table.
+_ROW_KEYS: dict[str, tuple[str, ...]] = {
+    schemas.EPISODES: ("id",),
+    schemas.EPISODE_OUTCOMES: ("id",),
+    schemas.RETRIEVAL_LOG: ("episode_id", "item_id"),
+    schemas.REWARD_EVENTS: ("event_id",),
+    schemas.VALIDATIONS: ("episode_id", "hook"),
+}
 _IDEMPOTENT_KEYS: dict[str, str | list[str]] = {
     schemas.EPISODES: "id",
     schemas.RETRIEVAL_LOG: ["episode_id", "item_id"],
@@ -60,7 +78,8 @@ class Journal:
         # episode id -> (injected ids, query vector), for rewards and contextual utility
         self._episodes: OrderedDict[str, tuple[list[str], np.ndarray]] = OrderedDict()
         self.context = ContextIndex(dim, history=16)
-        self._seen_keys: set[str] = set()
+        self._seen_keys: OrderedDict[str, None] = OrderedDict()
+        self.seen_keys_bound = SEEN_KEYS_BOUND
         # Stored (flushed) learned state of memories this process has read, so a reward
         # after a recall needs no table read. Refreshed by every recall and flush.
         self._stored: dict[str, LearnedState] = {}
@@ -85,9 +104,12 @@ class Journal:
         with self.lock:
             if self.buffer.empty():
                 return
+            if self._store.deleted():
+                self._drop_for_deleted_pack()
             tables, memories = self.buffer.drain(self._schemas)
+            rejected: list[str] = []
             try:
-                self._write_logs(tables)
+                self._write_logs(tables, rejected)
                 if memories:
                     self._write_learned(memories)
                     memories = {}
@@ -95,11 +117,27 @@ class Journal:
                 self.buffer.restore(tables, memories)
                 raise
             self._compact_due_tables()
+            if rejected:
+                raise UnwritableRows(
+                    f"Pack {self._store.location.name!r} refused {len(rejected)} buffered "
+                    f"row(s), which were dropped (the rest were written): {rejected[:10]}. "
+                    "Each is logged at ERROR with the reason."
+                )
 
     def maybe_flush(self) -> None:
         """Flush if due. On the hot path a transient storage fault does not raise: the
-        rows stay buffered and the next due flush, ``flush()`` or ``close()`` retries."""
-        if not self.buffer.due() or time.monotonic() < self._retry_after:
+        rows stay buffered and the next due flush, ``flush()`` or ``close()`` retries.
+
+        In durable mode (``log_flush_rows=1``) every fault raises, so a call never
+        returns as if stored when its commit failed; its rows stay buffered, and the
+        same call again (same idempotency key) retries the write.
+        """
+        if not self.buffer.due():
+            return
+        if self.buffer.flush_rows <= 1:
+            self.flush()
+            return
+        if time.monotonic() < self._retry_after:
             return
         try:
             self.flush()
@@ -107,28 +145,87 @@ class Journal:
             self._failures += 1
             self._retry_after = time.monotonic() + min(60.0, 2.0**self._failures)
             log.warning("Flush deferred (%s); %d buffered rows kept", exc, self.buffer.row_count())
+        except UnwritableRows:
+            # Logged row by row; the call that happened to flush is not the one at fault.
+            self._failures, self._retry_after = 0, 0.0
         else:
             self._failures, self._retry_after = 0, 0.0
 
-    def _write_logs(self, tables: dict[str, pa.Table]) -> None:
-        """Write each pending log table; remove it from ``tables`` once stored."""
+    def _drop_for_deleted_pack(self) -> None:
+        """The Pack's folder was deleted under this handle: writing would recreate half
+        a Pack (log tables with no ``pack_meta``), so the buffered rows are dropped."""
+        count = self.buffer.row_count()
+        self.buffer.drain(self._schemas)
+        location = self._store.location
+        log.error(
+            "Pack %r at %r was deleted while open; dropping %d buffered rows instead of "
+            "recreating it",
+            location.name, location.root, count,
+        )  # fmt: skip
+        raise PackNotFound(
+            f"Pack {location.name!r} under {location.root!r} was deleted while open; its "
+            f"{count} buffered rows were dropped rather than recreate half a Pack."
+        )
+
+    def _write_logs(self, tables: dict[str, pa.Table], rejected: list[str]) -> None:
+        """Write each pending log table; remove it from ``tables`` once stored. Rows the
+        table refuses on their own are dropped and named in ``rejected``."""
         order = (
             schemas.EPISODES, schemas.EPISODE_OUTCOMES, schemas.RETRIEVAL_LOG,
             schemas.REWARD_EVENTS, schemas.VALIDATIONS,
         )  # fmt: skip
         for name in order:
-            if name not in tables:
-                continue
-            if name == schemas.EPISODE_OUTCOMES:
-                self._store.merge(schemas.EPISODES, tables[name], "id", update=True, insert=False)
-            elif name in _IDEMPOTENT_KEYS and name in self.buffer.retried:
-                # the failed attempt may have committed: write each row once by its key
-                self._store.merge(name, tables[name], _IDEMPOTENT_KEYS[name])
+            if name in tables:
+                self._write_isolating(name, tables, rejected)
                 self.buffer.retried.discard(name)
-            else:  # appends stay cheap as tables grow (merge_insert joins the whole key)
-                self._store.append(name, tables[name])
-            del tables[name]
-            self._count_commit(schemas.EPISODES if name == schemas.EPISODE_OUTCOMES else name)
+                del tables[name]
+
+    def _write_isolating(self, name: str, tables: dict[str, pa.Table], rejected: list[str]) -> None:
+        """Write ``tables[name]``; if the table refuses the data itself (not a storage
+        fault), split it in halves until the refused rows stand alone, write the rest,
+        and drop those rows, so one bad row never blocks the rows buffered after it.
+
+        Storage faults (transient or permanent) raise with the unwritten rows left in
+        ``tables[name]`` for the buffer to keep. When every row of a many-row batch is
+        refused, the fault is not in the rows: it raises and nothing is dropped.
+        """
+        pending = [tables[name]]
+        refused: list[tuple[dict[str, Any], Exception]] = []
+        while pending:
+            part = pending[0]
+            try:
+                self._write_table(name, part)
+            except WolfieError:  # a storage fault, transient or not: keep every row
+                tables[name] = pa.concat_tables(pending)
+                raise
+            except OSError:  # a filesystem or network fault outside storage_step
+                tables[name] = pa.concat_tables(pending)
+                raise
+            except (RuntimeError, ValueError) as exc:  # Lance or Arrow refused the data
+                self.buffer.retried.add(name)  # from here on, write each row once by key
+                if part.num_rows > 1:
+                    half = part.num_rows // 2
+                    pending[:1] = [part.slice(0, half), part.slice(half)]
+                    continue
+                refused.append((part.to_pylist()[0], exc))
+            pending.pop(0)
+        total = tables[name].num_rows
+        if refused and len(refused) == total and total > 1:
+            raise refused[0][1]
+        for row, reason in refused:
+            key = "/".join(str(row.get(k)) for k in _ROW_KEYS.get(name, ()))
+            log.error("Dropped a %s row %s that the table refused: %s", name, key, reason)
+            rejected.append(f"{name}:{key}")
+
+    def _write_table(self, name: str, data: pa.Table) -> None:
+        if name == schemas.EPISODE_OUTCOMES:
+            self._store.merge(schemas.EPISODES, data, "id", update=True, insert=False)
+        elif name in _IDEMPOTENT_KEYS and name in self.buffer.retried:
+            # the failed attempt may have committed: write each row once by its key
+            self._store.merge(name, data, _IDEMPOTENT_KEYS[name])
+        else:  # appends stay cheap as tables grow (merge_insert joins the whole key)
+            self._store.append(name, data)
+        self._count_commit(schemas.EPISODES if name == schemas.EPISODE_OUTCOMES else name)
 
     def _write_learned(self, memories: dict[str, PendingMemory]) -> None:
         """Store usage and learned state for the memories touched since the last flush.
@@ -284,7 +381,10 @@ class Journal:
     # --- rewards -------------------------------------------------------------------------
 
     def key_seen(self, key: str) -> bool:
+        """Was a reward with idempotency ``key`` recorded? The in-memory keys are only a
+        bounded cache of recent ones; the buffer and the stored log are the truth."""
         if key in self._seen_keys:
+            self._seen_keys.move_to_end(key)
             return True
         if any(
             row["idempotency_key"] == key for row in self.buffer.pending_rows(schemas.REWARD_EVENTS)
@@ -336,8 +436,14 @@ class Journal:
                 }
             )
         self.buffer.add_rows(schemas.REWARD_EVENTS, rows)
-        self._seen_keys.add(key)
+        self._remember_key(key)
         return utilities
+
+    def _remember_key(self, key: str) -> None:
+        self._seen_keys[key] = None
+        self._seen_keys.move_to_end(key)
+        while len(self._seen_keys) > self.seen_keys_bound:
+            self._seen_keys.popitem(last=False)
 
     # --- contextual utility -------------------------------------------------------------
 

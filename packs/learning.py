@@ -22,6 +22,7 @@ import pyarrow as pa
 from packs import schemas
 from packs.errors import InvalidInput, InvalidReward, InvalidSettings, UnknownMemory
 from packs.filters import sql_literal
+from packs.hooks import get_hook
 from packs.intrinsic import intrinsic_reward
 from packs.maturity import Maturity, compute_maturity
 from packs.records import FeedbackResult
@@ -31,7 +32,6 @@ from packs.reward_sources import (
     from_outcome,
     from_signal,
     from_stars,
-    load_hook,
     run_hook,
     tally_vote,
 )
@@ -127,7 +127,8 @@ class LearningMixin:
         wiring = self._settings.rewards
         with self._journal.lock:
             injected = self._journal.injected_ids(episode_id)
-            targets = injected if memory_ids is None else list(memory_ids)
+            # Each memory is credited once, however often the caller names it.
+            targets = list(dict.fromkeys(injected if memory_ids is None else memory_ids))
             unknown = sorted(set(targets) - set(injected))
             if unknown:
                 raise UnknownMemory(
@@ -135,6 +136,9 @@ class LearningMixin:
                     "rewards go only to what the episode used."
                 )
             if idempotency_key is not None and self._journal.key_seen(key):
+                # Durable mode: a redelivery of a call whose commit failed retries it,
+                # and raises again rather than report as stored what is only buffered.
+                self._journal.maybe_flush()
                 return FeedbackResult(episode_id, 0, True, {})
             step = RewardStep(
                 value, self._settings.alpha, weight * wiring.weight(source), wiring.confidence_rate
@@ -245,10 +249,11 @@ class LearningMixin:
         if hook is None:
             if wiring.validation_hook is None:
                 raise InvalidSettings(
-                    f"Pack {self.name!r} has no validation hook; set "
-                    "settings.rewards.validation_hook='module:function' or pass hook=."
+                    f"Pack {self.name!r} has no validation hook; register one "
+                    "(packs.hooks.register_hook) and set settings.rewards.validation_hook "
+                    "to its name, or pass hook=."
                 )
-            hook = load_hook(wiring.validation_hook)
+            hook = get_hook(wiring.validation_hook)  # the stored name picks, never imports
         self._journal.injected_ids(episode_id)  # UnknownEpisode before anything is written
         verdict = run_hook(hook, text, context or {}, wiring.validation_timeout_s)
         name = wiring.validation_hook or getattr(hook, "__qualname__", repr(hook))

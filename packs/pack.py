@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from packs import schemas
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, default_embedder
+from packs.embeddings.base import check_vectors
 from packs.embeddings.cache import QueryEmbeddingCache
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import (
@@ -57,8 +58,8 @@ from packs.scopes import (
 )
 from packs.settings import PackSettings
 from packs.storage import PackStore, locate
+from packs.validation import check_metadata, check_seconds, check_text
 from packs.vector_cache import VectorCache
-from packs.validation import check_metadata, check_text
 
 log = logging.getLogger(__name__)
 
@@ -291,13 +292,11 @@ class Pack(LearningMixin):
     def _embed(self, texts: list[str]) -> np.ndarray:
         if self._embedder is None:
             self._embedder = default_embedder()
-        vectors = self._embedder.embed(texts)
-        if vectors.shape[1] != self._embedding.dim:
-            raise InvalidInput(
-                f"Embedder returned {vectors.shape[1]}-d vectors; Pack {self.name!r} stores "
-                f"{self._embedding.dim}-d vectors."
-            )
-        return vectors
+        # Every vector passes here, whatever the provider: a non-finite one is refused
+        # before anything is buffered or written.
+        return check_vectors(
+            self._embedder.embed(texts), len(texts), self._embedding.dim, self._embedder
+        )
 
     # --- write path ----------------------------------------------------------------------
 
@@ -432,8 +431,8 @@ class Pack(LearningMixin):
         if isinstance(chunk.position, bool) or not isinstance(chunk.position, int):
             raise InvalidInput(f"chunk position must be an int, got {chunk.position!r}.")
         return KnowledgeChunk(
-            text, source, chunk.position, chunk.title, chunk.start_s, chunk.end_s,
-            check_metadata(chunk.metadata),
+            text, source, chunk.position, chunk.title, check_seconds(chunk.start_s, "start_s"),
+            check_seconds(chunk.end_s, "end_s"), check_metadata(chunk.metadata),
         )  # fmt: skip
 
     def _memory_table(self, rows: list[dict[str, Any]]) -> pa.Table:

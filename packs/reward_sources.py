@@ -5,8 +5,9 @@
 - majority vote: ``+v`` behind the majority answer, ``-v`` behind a minority one, and a
   tie at the top rewards nobody;
 - implicit signal: the Pack's vocabulary value (accepted, edited, ignored, acted_on, ...);
-- validation hook: ``validation_pass`` / ``validation_fail``; a hook that raises, hangs
-  or returns a non-bool is recorded, not applied.
+- validation hook (from the registry in ``packs/hooks.py``): ``validation_pass`` /
+  ``validation_fail``; a hook that raises, hangs or returns a non-bool is recorded, not
+  applied.
 
 ``docs/rewards.md`` lists the defaults and where they come from.
 """
@@ -14,7 +15,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import importlib
 import math
 import unicodedata
 from collections import Counter
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from packs.errors import InvalidReward, InvalidSettings
+from packs.errors import InvalidReward
 from packs.validation import check_unit_interval
 
 
@@ -97,18 +97,6 @@ class HookVerdict:
 
     passed: bool | None
     error: str | None = None
-
-
-def load_hook(path: str) -> Callable[..., Any]:
-    """Import ``module:function``; a clear :class:`InvalidSettings` if it isn't there."""
-    module_name, _, attr = path.partition(":")
-    try:
-        function = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise InvalidSettings(f"Validation hook {path!r} can't be imported: {exc}") from exc
-    if not callable(function):
-        raise InvalidSettings(f"Validation hook {path!r} is not callable.")
-    return function
 
 
 # One shared worker pool: a hook that hangs keeps one thread busy, never the caller.

@@ -36,7 +36,8 @@ class RewardWiring:
     outcome_scale: float = 1.0  # r = tanh(amount / scale); e.g. 1R for a trading journal
     vocabulary: dict[str, float] = field(default_factory=_default_vocabulary)
     vote_reward: float = 1.0  # +this behind the majority answer, -this behind a minority one
-    validation_hook: str | None = None  # "module:function" -> bool
+    # The NAME of a hook registered by the application (packs/hooks.py), never code.
+    validation_hook: str | None = None
     validation_timeout_s: float = 5.0
     validation_pass: float = 0.25
     validation_fail: float = -1.0
@@ -77,9 +78,11 @@ class RewardWiring:
             )
         if not isinstance(self.intrinsic_min_neighbours, int) or self.intrinsic_min_neighbours < 1:
             raise InvalidSettings("intrinsic_min_neighbours must be a positive int.")
-        if self.validation_hook is not None and ":" not in self.validation_hook:
+        hook = self.validation_hook
+        if hook is not None and (not isinstance(hook, str) or not hook.strip() or len(hook) > 200):
             raise InvalidSettings(
-                f"validation_hook {self.validation_hook!r} must look like 'module:function'."
+                f"validation_hook must be the name of a registered hook (packs.hooks), "
+                f"got {hook!r}."
             )
 
     def weight(self, source: str) -> float:

@@ -8,6 +8,7 @@ standard ``AWS_*`` environment variables, read here at open time, never at impor
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import lancedb
 import pyarrow as pa
@@ -51,7 +53,9 @@ _ENV_TO_OPTION = {
     "AWS_ENDPOINT_URL_S3": "aws_endpoint",
     "AWS_ENDPOINT_URL": "aws_endpoint",
 }
-_SECRET_OPTIONS = frozenset({"aws_secret_access_key", "aws_session_token", "aws_access_key_id"})
+# An option whose name holds one of these words is a secret: never printed. The key id
+# is redacted too (harmless, and it names the account).
+_SECRET_WORDS = ("secret", "token", "password", "passwd", "key", "credential", "signature")
 
 
 # Words in Lance / object-store errors that mean "try again later", and "never".
@@ -66,7 +70,15 @@ _TRANSIENT_MARKERS = (
 # (hand-set, measured enough for 8 writers on moto S3 in tests/packs/test_concurrency.py).
 _CONTENTION_MARKERS = ("too many concurrent writers", "commit conflict")
 CONTENTION_RETRIES = 5
-_PERMANENT_MARKERS = ("accessdenied", "access denied", "forbidden", "nosuchbucket")
+_PERMANENT_MARKERS = (
+    "accessdenied", "access denied", "forbidden", "nosuchbucket",
+    "read-only file system", "permission denied", "operation not permitted",
+    "not a directory",
+)  # fmt: skip
+# A read-only filesystem, a denied path or a file where a folder should be: retrying
+# can't help (errno numbers as Lance prints them: "(os error 30)").
+_PERMANENT_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR})
+_PERMANENT_OS_ERROR = re.compile(r"os error (?:1|13|20|30)\b")
 # HTTP status codes match as whole numbers only: "1.169403ms" in a message is not a 403.
 _PERMANENT_STATUS = re.compile(r"(?<![\d.])403(?![\d.])")
 _TRANSIENT_STATUS = re.compile(r"(?<![\d.])(?:500|502|503|504)(?![\d.])")
@@ -87,24 +99,65 @@ def storage_step(location: PackLocation, step: str) -> Iterator[None]:
     except (OSError, RuntimeError, ValueError) as exc:
         text = str(exc).lower()
         where = f"Pack {location.name!r} at {location.root!r}, step {step!r}"
-        if _PERMANENT_STATUS.search(text) or any(m in text for m in _PERMANENT_MARKERS):
-            raise StorageError(f"Storage refused {where}: {exc}") from exc
+        shown = redact_text(str(exc), location.storage_options)
+        if _is_permanent(exc, text):
+            raise StorageError(f"Storage refused {where}: {shown}") from exc
         transient = _TRANSIENT_STATUS.search(text) or "lanceerror(io)" in text
         if transient or any(marker in text for marker in _TRANSIENT_MARKERS):
             raise TransientStorageError(
-                f"Storage unavailable for {where}; retry later: {exc}"
+                f"Storage unavailable for {where}; retry later: {shown}"
             ) from exc
+        if isinstance(exc, OSError):  # a local filesystem fault: never a bare OSError
+            raise StorageError(f"Storage failed for {where}: {shown}") from exc
         raise
 
 
+def _is_permanent(exc: BaseException, text: str) -> bool:
+    """Denials, read-only filesystems, missing buckets: retrying can't help."""
+    if isinstance(exc, OSError) and exc.errno in _PERMANENT_ERRNOS:
+        return True
+    return bool(
+        _PERMANENT_STATUS.search(text)
+        or _PERMANENT_OS_ERROR.search(text)
+        or any(m in text for m in _PERMANENT_MARKERS)
+    )
+
+
 def resolve_root(root: str | os.PathLike[str] | None) -> str:
-    """The Pack root: the argument, else ``WOLFIE_ROOT``, else ``./.wolfie``."""
+    """The Pack root: the argument, else ``WOLFIE_ROOT``, else ``./.wolfie``.
+
+    ``file:///path`` is the local folder ``/path``. An empty root is refused rather than
+    taken for the working directory, and so is a local root that exists but is not a
+    folder (a file, ``/dev/null``).
+    """
     if root is None:
         root = os.environ.get("WOLFIE_ROOT") or DEFAULT_ROOT
     text = os.fspath(root)
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise InvalidInput(
+            f"Pack root {text!r} is empty or invalid; pass a folder, a file:// URI or "
+            "s3://bucket/prefix (or leave it out for WOLFIE_ROOT or ./.wolfie)."
+        )
     if is_remote(text):
         return text.rstrip("/")
-    return str(Path(text).expanduser().resolve())
+    if text.startswith("file:"):
+        text = _local_path_of(text)
+    path = Path(text).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise StorageError(
+            f"Pack root {str(path)!r} exists but is not a folder; pass a folder to keep Packs in."
+        )
+    return str(path)
+
+
+def _local_path_of(uri: str) -> str:
+    """``file:///x`` (or ``file://localhost/x``) as the path ``/x``."""
+    parts = urlsplit(uri)
+    if parts.netloc not in ("", "localhost") or not parts.path:
+        raise InvalidInput(
+            f"Pack root {uri!r}: only local file:// URIs (file:///path) are understood."
+        )
+    return unquote(parts.path)
 
 
 def is_remote(uri: str) -> bool:
@@ -125,9 +178,31 @@ def storage_options_from_env(env: Mapping[str, str] | None = None) -> dict[str, 
     return options
 
 
+def is_secret_option(name: str) -> bool:
+    """True for option names that hold credentials (keys, tokens, passwords)."""
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
 def redact(options: Mapping[str, str]) -> dict[str, str]:
     """Storage options safe to print: secrets replaced by ``***``."""
-    return {k: ("***" if k in _SECRET_OPTIONS else v) for k, v in options.items()}
+    return {k: ("***" if is_secret_option(k) else v) for k, v in options.items()}
+
+
+def redact_text(text: str, options: Mapping[str, str]) -> str:
+    """``text`` with the value of every secret option replaced by ``***``."""
+    for name, value in options.items():
+        if value and is_secret_option(name) and len(str(value)) >= 4:
+            text = text.replace(str(value), "***")
+    return text
+
+
+_URL_PASSWORD = re.compile(r"(://[^/@:\s]*):[^/@\s]*@")
+
+
+def redact_url(url: str) -> str:
+    """``scheme://user:password@host`` shown as ``scheme://user:***@host``."""
+    return _URL_PASSWORD.sub(r"\1:***@", url)
 
 
 @dataclass(frozen=True)
@@ -144,9 +219,11 @@ class PackLocation:
 
     def __repr__(self) -> str:
         return (
-            f"PackLocation(name={self.name!r}, root={self.root!r}, "
+            f"PackLocation(name={self.name!r}, root={redact_url(self.root)!r}, "
             f"storage_options={redact(self.storage_options)!r})"
         )
+
+    __str__ = __repr__
 
 
 def locate(
@@ -206,6 +283,14 @@ class PackStore:
         if not is_remote(self.location.uri) and not Path(self.location.uri).is_dir():
             return False
         return schemas.PACK_META in self.table_names()
+
+    def deleted(self) -> bool:
+        """True when a local Pack's folder (its ``pack_meta`` table) is gone since it was
+        opened: writing now would recreate half a Pack. One ``stat``; on object storage,
+        where a check costs a request, always False."""
+        if is_remote(self.location.uri):
+            return False
+        return not (Path(self.location.uri) / f"{schemas.PACK_META}.lance").is_dir()
 
     def create(self, dim: int) -> None:
         """Create every table that does not exist yet (safe to call again)."""

@@ -6,11 +6,22 @@ import math
 import re
 from typing import Any
 
-from packs.errors import InvalidInput, InvalidPackName, InvalidReward, TextTooLong
+from packs.errors import (
+    InvalidInput,
+    InvalidPackName,
+    InvalidReward,
+    MetadataTooLarge,
+    TextTooLong,
+)
 
 # Letters, digits, '_', '-' and '.', starting with a letter or digit: such a name can't
 # hold a path separator, can't be '.' or '..', and is a valid folder and S3 key part.
 _PACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Hand-set bounds on metadata (docs/settings.md): generous for ids, symbols and short
+# labels, far below what would bloat the tags index.
+MAX_METADATA_KEYS = 64
+MAX_METADATA_KEY_CHARS = 256
+MAX_METADATA_VALUE_CHARS = 8_192
 
 
 def check_pack_name(name: object) -> str:
@@ -59,15 +70,45 @@ def check_unit_interval(value: object, field: str, low: float = -1.0, high: floa
     return number
 
 
+def check_seconds(value: object, field: str) -> float | None:
+    """``None``, or a finite, non-negative time in seconds (a chunk's ``start_s``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{field} must be a number of seconds or None, got {value!r}.")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise InvalidInput(f"{field} must be finite and >= 0 seconds, got {number!r}.")
+    return number
+
+
 def check_metadata(metadata: object) -> dict[str, Any]:
-    """Metadata is a flat dict of str keys to str/int/float/bool/None values."""
+    """Metadata is a flat dict of str keys to str/int/float/bool/None values, of at most
+    :data:`MAX_METADATA_KEYS` keys, each at most :data:`MAX_METADATA_KEY_CHARS` long, and
+    string values of at most :data:`MAX_METADATA_VALUE_CHARS` (every item is also a tag
+    stored and indexed with the row)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
         raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}.")
+    if len(metadata) > MAX_METADATA_KEYS:
+        raise MetadataTooLarge(
+            f"metadata has {len(metadata):,} keys, above the bound of {MAX_METADATA_KEYS}; "
+            "keep filterable facts in metadata and the rest in the text."
+        )
     for key, val in metadata.items():
         if not isinstance(key, str) or not key or "\x00" in key:
             raise InvalidInput(f"metadata key {key!r} must be a non-empty str without NUL.")
+        if len(key) > MAX_METADATA_KEY_CHARS:
+            raise MetadataTooLarge(
+                f"metadata key {key[:40]!r}... has {len(key):,} characters, above the bound "
+                f"of {MAX_METADATA_KEY_CHARS}."
+            )
+        if isinstance(val, str) and len(val) > MAX_METADATA_VALUE_CHARS:
+            raise MetadataTooLarge(
+                f"metadata[{key[:40]!r}] has {len(val):,} characters, above the bound of "
+                f"{MAX_METADATA_VALUE_CHARS:,}; store long text as the memory or a chunk."
+            )
         if val is not None and not isinstance(val, str | int | float | bool):
             raise InvalidInput(
                 f"metadata[{key!r}] must be str, int, float, bool or None, "

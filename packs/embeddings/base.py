@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from packs.errors import EmbeddingMismatch
+from packs.errors import EmbeddingMismatch, InvalidEmbedding
 
 Vectors = NDArray[np.float32]
 
@@ -62,7 +62,8 @@ class EmbeddingProvider(ABC):
         out = np.empty((len(texts), self.info.dim), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+            batch = [texts[i] for i in idx]
+            out[idx] = check_vectors(self._embed_batch(batch), len(batch), self.info.dim, self)
         return out
 
     def embed_one(self, text: str) -> Vectors:
@@ -76,3 +77,24 @@ class EmbeddingProvider(ABC):
 def l2_normalise(matrix: NDArray[np.floating]) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def check_vectors(vectors: object, count: int, dim: int, source: object) -> Vectors:
+    """``vectors`` as a ``(count, dim)`` float32 array of finite values, else
+    :class:`InvalidEmbedding`: a NaN or infinite vector must never reach a table, where
+    it fails the write of every row buffered with it."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.shape != (count, dim):
+        raise InvalidEmbedding(
+            f"Embedder {source!r} returned an array of shape {array.shape} for {count} "
+            f"texts; expected ({count}, {dim})."
+        )
+    finite = np.isfinite(array).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite).tolist()
+        raise InvalidEmbedding(
+            f"Embedder {source!r} returned non-finite (NaN or infinite) vectors for "
+            f"text(s) {bad[:10]} of {count}; nothing was stored. Check the model or "
+            "endpoint, or drop those texts."
+        )
+    return array

@@ -52,4 +52,5 @@ def test_any_string_literal_round_trips(text):
 
 def test_tag_format():
     assert tag("symbol", "NVDA") == "symbol=NVDA"
-    assert tag("flag", None) == "flag="
+    assert tag("flag", None) == "=flag"  # not "flag=", the tag of an empty string
+    assert tag("a=b", "c") == "a\\=b=c" != tag("a", "b=c")

@@ -9,6 +9,7 @@ import pytest
 
 from packs import Pack
 from packs.errors import InvalidReward, InvalidSettings, UnknownEpisode, UnknownMemory
+from packs.hooks import register_hook, unregister_hook
 from packs.reward_sources import from_outcome, from_stars, tally_vote
 
 ALPHA = 0.3
@@ -110,11 +111,15 @@ def test_validation_hook_pass_fail_and_flag(trading_pack):
 
 
 def test_validation_hook_from_settings_by_name(tmp_path):
-    hook = "tests.packs.test_reward_sources:always_true"
-    with Pack.open("hooked", tmp_path, settings={"rewards": {"validation_hook": hook}}) as pack:
-        pack.remember("Holding into earnings", "Halved the size")
-        episode, _ = one_memory_episode(pack)
-        assert pack.validate(episode, "fine").passed is True
+    register_hook("reward-sources-always-true", always_true)
+    settings = {"rewards": {"validation_hook": "reward-sources-always-true"}}
+    try:
+        with Pack.open("hooked", tmp_path, settings=settings) as pack:
+            pack.remember("Holding into earnings", "Halved the size")
+            episode, _ = one_memory_episode(pack)
+            assert pack.validate(episode, "fine").passed is True
+    finally:
+        unregister_hook("reward-sources-always-true")
 
 
 def raises(output, context):
