@@ -257,16 +257,14 @@ class LearningMixin:
         self._journal.injected_ids(episode_id)  # UnknownEpisode before anything is written
         verdict = run_hook(hook, text, context or {}, wiring.validation_timeout_s)
         name = wiring.validation_hook or getattr(hook, "__qualname__", repr(hook))
-        self._journal.buffer.add_rows(
-            schemas.VALIDATIONS,
-            [
-                {
-                    "at": datetime.now(UTC), "episode_id": episode_id, "hook": name,
-                    "output": text, "passed": verdict.passed,
-                    "flagged": verdict.passed is not True, "error": verdict.error,
-                }
-            ],
-        )  # fmt: skip
+        row = {
+            "at": datetime.now(UTC), "episode_id": episode_id, "hook": name, "output": text,
+            "passed": verdict.passed, "flagged": verdict.passed is not True,
+            "error": verdict.error,
+        }  # fmt: skip
+        with self._journal.lock:
+            self._journal.buffer.add_rows(schemas.VALIDATIONS, [row])
+            self._journal.maybe_flush()  # durable mode: stored before this returns
         reward = None
         if verdict.passed is not None:
             value = wiring.validation_pass if verdict.passed else wiring.validation_fail
@@ -301,6 +299,7 @@ class LearningMixin:
         key = idempotency_key or uuid.uuid4().hex
         with self._journal.lock:
             self._journal.record_outcome(episode_id, text, vector, success)
+            self._journal.maybe_flush()  # durable mode: stored before this returns
         success_reward = None
         if success is not None:
             success_reward = self.apply_reward(

@@ -98,7 +98,7 @@ def storage_step(location: PackLocation, step: str) -> Iterator[None]:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
         text = str(exc).lower()
-        where = f"Pack {location.name!r} at {location.root!r}, step {step!r}"
+        where = f"Pack {location.name!r} at {redact_url(location.root)!r}, step {step!r}"
         shown = redact_text(str(exc), location.storage_options)
         if _is_permanent(exc, text):
             raise StorageError(f"Storage refused {where}: {shown}") from exc

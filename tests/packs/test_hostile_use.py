@@ -175,6 +175,20 @@ def test_durable_mode_raises_when_the_commit_failed(tmp_path):
     assert len(stored(reopened, S.REWARD_EVENTS)) == 1
 
 
+def test_durable_mode_writes_every_call_at_once(tmp_path):
+    """Bug: in durable mode resolve() without a reward, and a validation whose hook
+    failed, returned with their rows only buffered (no flush was due on their path)."""
+    settings = {**OPEN, "log_flush_rows": 1}
+    with Pack.open("durable", tmp_path, embedder=HashEmbedder(), settings=settings) as pack:
+        pack.remember("Chased a breakout", "Stopped out at -1R")
+        episode = pack.recall("breakout").episode_id
+        assert pack._journal.buffer.empty()
+        pack.resolve(episode, "Waited for the retest")
+        assert pack._journal.buffer.empty()
+        assert pack.validate(episode, "output", hook=lambda out, ctx: "no bool").passed is None
+        assert pack._journal.buffer.empty()
+
+
 @pytest.mark.parametrize(
     "exc",
     [
@@ -420,6 +434,14 @@ def test_storage_errors_never_quote_secret_options():
     with pytest.raises(StorageError) as raised, storage_step(location, "append"):
         raise OSError(f"403 Forbidden for token={SECRETS['aws_session_token']}")
     assert SECRETS["aws_session_token"] not in str(raised.value)
+
+
+def test_a_password_in_the_root_url_is_redacted():
+    location = PackLocation("p", "s3://user:hunter2-pw@host/bucket", {})
+    assert "hunter2-pw" not in repr(location)
+    with pytest.raises(StorageError) as raised, storage_step(location, "append"):
+        raise OSError("403 Forbidden")
+    assert "hunter2-pw" not in str(raised.value)
 
 
 # --- memory growth ---------------------------------------------------------------------
