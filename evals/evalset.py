@@ -11,8 +11,12 @@ One JSON object per line::
 
 A line needs ``relevant`` ids, ``reference_contexts``, or both. An id is a knowledge
 chunk's ``source#position`` (what bundles and episode files use) or a row id as stored
-(``k_...``, ``m_...``). A plain list gives every id grade 1. Unknown keys, empty
+(``k_...``, ``m_...``); in a bundle's ``eval_set.jsonl`` also ``memory:<intent>``, which
+the bundle load resolves. A plain list gives every id grade 1. Unknown keys, empty
 queries, malformed JSON and duplicate query ids are refused with the line number.
+
+An eval set is a file, or stored with the Pack (``packs/eval_sets.py``):
+:func:`resolve_eval_set` takes either.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packs.bundles import read_jsonl
+from packs.bundles import parse_jsonl
 from packs.errors import InvalidInput
+from packs.eval_sets import read_eval_set
+from packs.pack import Pack
 from packs.rows import knowledge_id
 
 SPLITS = ("train", "heldout")
@@ -45,8 +51,8 @@ class EvalQuery:
 @dataclass(frozen=True)
 class EvalSet:
     name: str  # the file's stem, e.g. "queries"
-    path: str
-    digest: str  # sha256 of the file's bytes: which version of the set was scored
+    path: str  # the file, or where the Pack stores it
+    digest: str  # sha256 of the UTF-8 text: which version of the set was scored
     queries: tuple[EvalQuery, ...]
 
     def split(self, name: str) -> list[EvalQuery]:
@@ -66,9 +72,26 @@ def load_eval_set(path: str | Path, *, name: str | None = None) -> EvalSet:
     path = Path(path)
     if not path.is_file():
         raise InvalidInput(f"Eval set {str(path)!r} does not exist; pass a JSONL file.")
+    return parse_eval_set(path.read_text(encoding="utf-8"), name or path.stem, str(path))
+
+
+def resolve_eval_set(pack: Pack, spec: str | None) -> EvalSet:
+    """``spec`` as a JSONL file when one exists at that path, else the eval set of that
+    name stored with ``pack``; ``None``: the Pack's only stored set."""
+    if spec is not None and Path(spec).is_file():
+        return load_eval_set(spec)
+    if spec is not None and (spec.endswith(".jsonl") or "/" in spec):
+        raise InvalidInput(f"Eval set file {spec!r} does not exist; pass a JSONL file.")
+    stored = read_eval_set(pack, spec)
+    return parse_eval_set(stored.jsonl, stored.name, f"eval set {stored.name!r} of {pack.name!r}")
+
+
+def parse_eval_set(text: str, name: str, where: str) -> EvalSet:
+    """Check the JSONL ``text`` of an eval set; ``where`` names it in errors."""
+    path = where
     queries: list[EvalQuery] = []
     seen: dict[str, int] = {}
-    for number, obj in read_jsonl(path):
+    for number, obj in parse_jsonl(text.splitlines(), where):
         query = _parse(obj, f"{path}:{number}", number)
         if query.id in seen:
             raise InvalidInput(
@@ -79,8 +102,8 @@ def load_eval_set(path: str | Path, *, name: str | None = None) -> EvalSet:
         queries.append(query)
     if not queries:
         raise InvalidInput(f"{path}: no queries found; expected one JSON object per line.")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return EvalSet(name or path.stem, str(path), digest, tuple(queries))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return EvalSet(name, where, digest, tuple(queries))
 
 
 def _parse(obj: dict[str, Any], where: str, number: int) -> EvalQuery:

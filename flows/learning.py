@@ -6,25 +6,24 @@ clear message and nothing is created), and publishes Prefect artifacts for the U
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from tasks.learning_tasks import (
+    artifact_key,
     check_pack_task,
-    health_chart_task,
     maintain_task,
     pack_health_task,
+    publish_health_task,
+    publish_lessons_task,
     rebuild_utilities_task,
     refresh_lessons_task,
+    utility_extremes_task,
 )
 
-
-def artifact_key(pack: str, what: str) -> str:
-    """Prefect artifact keys allow lowercase letters, digits and dashes only."""
-    return re.sub(r"[^a-z0-9-]+", "-", f"{pack}-{what}".lower()).strip("-")
+EXTREMES = 5  # memories shown at each end of the utility ranking
 
 
 @flow(name="recompute-utilities")
@@ -56,39 +55,23 @@ def refresh_lessons_flow(
     pack: str = "demo", root: str | None = None, writer: str | None = None,
     limit: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Distil lessons for memories with new evidence (writer: template or openai)."""
+    """Distil lessons for memories with new evidence (writer: template or openai); publish
+    a summary and every lesson written."""
     check_pack_task(pack, root)
     report = refresh_lessons_task(pack, root, writer, limit)
-    failures = "".join(f"\n- `{m}`: {why}" for m, why in report["failures"].items())
-    create_markdown_artifact(
-        key=artifact_key(pack, "lessons"),
-        markdown=(
-            f"### Lessons of `{pack}` ({report['writer']} writer)\n\n"
-            f"- memories with new evidence: {report['candidates']}\n"
-            f"- lessons written: {report['written']}\n"
-            f"- failures (old lesson kept): {len(report['failures'])}{failures}\n"
-        ),
-    )
+    publish_lessons_task(pack, report)
     return report
 
 
 @flow(name="pack-health")
 def pack_health(pack: str = "demo", root: str | None = None) -> dict[str, Any]:
-    """Append the maturity signals to state_traces; publish a table and a chart."""
+    """Append the maturity signals to state_traces; publish a table, a chart and the
+    memories of highest and lowest utility with their lessons."""
     check_pack_task(pack, root)
     health = pack_health_task(pack, root)
-    current = health["current"]
-    create_table_artifact(
-        key=artifact_key(pack, "health"),
-        table=[{"signal": k, "value": v} for k, v in current.items() if k != "at"],
-        description=f"Maturity of {pack}: stage {current['stage']}.",
-    )
-    chart = health_chart_task(health["traces"], pack)
-    create_markdown_artifact(
-        key=artifact_key(pack, "health-chart"),
-        markdown=f"### Maturity of `{pack}` over time (stage: {current['stage']})\n\n{chart}\n",
-    )
-    return current
+    extremes = utility_extremes_task(pack, root, EXTREMES)
+    publish_health_task(pack, health["current"], health["traces"], extremes)
+    return health["current"]
 
 
 @flow(name="maintain-pack")

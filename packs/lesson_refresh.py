@@ -38,10 +38,20 @@ _MEMORY_COLUMNS = [
 
 
 @dataclass(frozen=True)
+class WrittenLesson:
+    memory_id: str
+    kind: str
+    intent: str
+    utility: float
+    lesson: str
+
+
+@dataclass(frozen=True)
 class LessonReport:
     candidates: int
     written: int
     failures: dict[str, str] = field(default_factory=dict)  # memory id -> why
+    lessons: list[WrittenLesson] = field(default_factory=list)  # what was written
 
 
 def lesson_candidates(pack: Pack, limit: int | None = None) -> list[LessonEvidence]:
@@ -87,6 +97,7 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
     candidates = lesson_candidates(pack, limit)
     now = datetime.now(UTC)
     written: list[dict[str, Any]] = []
+    lessons: list[WrittenLesson] = []
     log: list[dict[str, Any]] = []
     failures: dict[str, str] = {}
     for evidence in candidates:
@@ -102,6 +113,11 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
             log.append({**entry, "status": "failed", "lesson": None, "error": why[:1000]})
             continue
         written.append({"id": evidence.memory_id, "experience_summary": lesson, "lesson_at": now})
+        lessons.append(
+            WrittenLesson(
+                evidence.memory_id, evidence.kind, evidence.intent, evidence.utility, lesson
+            )
+        )
         log.append({**entry, "status": "written", "lesson": lesson, "error": None})
     # The log goes first: a crash between the two writes then leaves a logged attempt
     # whose lesson the next run writes (and logs) again, never a lesson with no log entry.
@@ -114,4 +130,4 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
         schema = pa.schema([fields.field(name) for name in written[0]])
         update = pa.Table.from_pylist(written, schema=schema)
         pack.store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)
-    return LessonReport(len(candidates), len(written), failures)
+    return LessonReport(len(candidates), len(written), failures, lessons)

@@ -9,11 +9,14 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import polars as pl
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from evals.eval_runs import write_eval_run
-from evals.evalset import load_eval_set
+from evals.eval_chart import eval_trend_png
+from evals.eval_runs import read_eval_runs, write_eval_run
+from evals.evalset import resolve_eval_set
+from evals.health_chart import markdown_image
 from evals.metrics import MetricResult
 from evals.pack_eval import check_embedding, evaluate_pack, pin
 from packs.pack import Pack
@@ -30,11 +33,12 @@ def pin_version_task(pack: str, root: str | None, version: int | None) -> int:
 
 @task(name="score-eval-set")
 def score_task(
-    pack: str, root: str | None, eval_set: str, version: int, ks: list[int], ragas: bool
+    pack: str, root: str | None, eval_set: str | None, version: int, ks: list[int], ragas: bool
 ) -> dict[str, Any]:
-    """Score the eval set against the Pack checked out at ``version``."""
-    loaded = load_eval_set(eval_set)
+    """Score the eval set (a JSONL file, or a set stored with the Pack: by name, or its
+    only one when ``eval_set`` is None) against the Pack checked out at ``version``."""
     with Pack.open(pack, root, read_only=True) as handle:
+        loaded = resolve_eval_set(handle, eval_set)
         scored = evaluate_pack(handle, loaded, ks, version=version, ragas=ragas)
     return {
         "dataset": loaded.name,
@@ -78,6 +82,28 @@ def publish_task(pack: str, scored: dict[str, Any], run_id: str) -> list[str]:
         description=f"Eval run {run_id}: settings, headline metrics and missed queries.",
     )  # fmt: skip
     return [key, f"{key}-summary"]
+
+
+@task(name="eval-history", retries=2, retry_delay_seconds=2, retry_condition_fn=retry_transient)
+def eval_history_task(pack: str, root: str | None, dataset: str) -> list[dict[str, Any]]:
+    """Every stored result of ``dataset`` on this Pack, oldest run first."""
+    with Pack.open(pack, root, read_only=True) as handle:
+        runs = read_eval_runs(handle)
+    return runs.filter(runs["dataset"] == dataset).to_dicts()
+
+
+@task(name="publish-eval-trend")
+def publish_trend_task(pack: str, dataset: str, history: list[dict[str, Any]]) -> str:
+    """A Markdown artifact with the trend chart of the headline metrics over runs."""
+    key = _artifact_key(f"eval-{pack}-{dataset}-trend")
+    runs = pl.DataFrame(history)
+    count = runs["run_id"].n_unique()
+    title = f"Eval set {dataset!r} on Pack {pack!r}: {count} run(s)"
+    create_markdown_artifact(
+        key=key, markdown=f"### {title}\n\n{markdown_image(eval_trend_png(runs, title), title)}\n",
+        description=f"Headline metrics of every eval run of {dataset!r}, oldest first.",
+    )  # fmt: skip
+    return key
 
 
 def summary_markdown(pack: str, scored: dict[str, Any], run_id: str, limit: int = 20) -> str:

@@ -1,7 +1,9 @@
 """``wolfie eval``, ``wolfie eval-runs`` and ``wolfie learn-bench``.
 
 - ``eval`` runs the eval flow: an eval set against a Pack pinned to one version, results
-  stored in the Pack's ``eval_runs`` table and published as Prefect artifacts.
+  stored in the Pack's ``eval_runs`` table and published as Prefect artifacts. It never
+  creates a Pack (except with ``--load``, which builds one on purpose): a missing Pack
+  exits 2.
 - ``eval-runs`` prints the stored results of past runs (the trend over time).
 - ``learn-bench`` runs the runtime-learning benchmark (``evals/learning_bench.py``) and
   prints the methods side by side.
@@ -11,15 +13,34 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from evals.evalset import load_eval_set
+from packs.errors import InvalidInput, WolfieError
 
 console = Console()
 
-PackOpt = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
+EVAL_SET_FORMAT = """
+Eval-set format (JSONL, one JSON object per line):
+
+\b
+  {"id": "cp-preserve", "query": "copy a file and keep its timestamps",
+   "relevant": ["man/cp.1#16"], "reference_contexts": ["..."],
+   "split": "train", "metadata": {}}
+
+"query" is required; "relevant" (a list of ids, or {"id": grade} with grades >= 1)
+and/or "reference_contexts" (texts) say what a good answer retrieves. An id is a
+knowledge chunk's "source#position" or a stored row id (k_..., m_...). "id" (unique,
+default line-N), "split" (train or heldout) and "metadata" are optional; unknown keys
+are refused with the line number. See evals/evalset.py.
+"""
+
+PackOpt = Annotated[str, typer.Option("--pack", "-p", help="Pack name (must exist).")]
 RootOpt = Annotated[
     str | None,
     typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
@@ -27,19 +48,34 @@ RootOpt = Annotated[
 
 
 def register(app: typer.Typer) -> None:
-    app.command(name="eval")(eval_command)
-    app.command(name="eval-runs")(eval_runs_command)
+    app.command(name="eval", epilog=EVAL_SET_FORMAT)(eval_command)
+    app.command(name="eval-runs", epilog=EVAL_SET_FORMAT)(eval_runs_command)
     app.command(name="learn-bench")(learn_bench_command)
 
 
 def eval_command(
-    pack: PackOpt = "manpages",
+    pack: PackOpt,
     root: RootOpt = None,
     eval_set: Annotated[
-        Path | None, typer.Option(help="JSONL eval set (default: the committed man pages).")
+        str | None,
+        typer.Option(
+            help="A JSONL eval-set file, or the name of a set stored with the Pack "
+            "(default: the Pack's stored set)."
+        ),
     ] = None,
+    store: Annotated[
+        bool,
+        typer.Option(
+            help="Store the --eval-set file with the Pack (under the file's name), so "
+            "scheduled evals use it."
+        ),
+    ] = False,
     load: Annotated[
-        Path | None, typer.Option(help="Add this bundle folder to the Pack first.")
+        Path | None,
+        typer.Option(
+            help="Add this bundle folder to the Pack first (creates the Pack; its "
+            "eval_set.jsonl or queries.jsonl is stored with it)."
+        ),
     ] = None,
     k: Annotated[list[int] | None, typer.Option("--k", help="Cutoffs (repeat).")] = None,
     version: Annotated[
@@ -49,14 +85,20 @@ def eval_command(
 ) -> None:
     """Score an eval set against a Pack; store the results in its eval_runs table."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    from flows.evaluation import DEFAULT_EVAL_SET, eval_flow
+    from flows.evaluation import eval_flow
 
-    with console.status("Scoring the eval set (Prefect engine, embedded)"):
-        result = eval_flow(
-            pack=pack, root=root, eval_set=str(eval_set or DEFAULT_EVAL_SET),
-            ks=tuple(k or (1, 3, 5, 10)), version=version,
-            load=str(load) if load else None, ragas=ragas,
-        )  # fmt: skip
+    try:
+        if load is None:
+            _require_pack(pack, root)
+        if store:
+            eval_set = _store_eval_set(pack, root, eval_set, load is not None)
+        with console.status("Scoring the eval set (Prefect engine, embedded)"):
+            result = eval_flow(
+                pack=pack, root=root, eval_set=eval_set, ks=tuple(k or (1, 3, 5, 10)),
+                version=version, load=str(load) if load else None, ragas=ragas,
+            )  # fmt: skip
+    except WolfieError as exc:
+        _fail(exc)
     table = Table(
         title=f"Pack {pack!r} v{result['pack_version']} × {result['dataset']} "
         f"({result['queries']} queries), run {result['run_id'][:8]}",
@@ -72,7 +114,7 @@ def eval_command(
 
 
 def eval_runs_command(
-    pack: PackOpt = "manpages",
+    pack: PackOpt,
     root: RootOpt = None,
     metric: Annotated[str, typer.Option(help="Metric to follow.")] = "recall",
     k: Annotated[int | None, typer.Option(help="Its cutoff (none for k-less metrics).")] = 3,
@@ -81,8 +123,11 @@ def eval_runs_command(
     from evals.eval_runs import read_eval_runs, trend
     from packs.pack import Pack
 
-    with Pack.open(pack, root, read_only=True) as handle:
-        rows = trend(read_eval_runs(handle), metric, k)
+    try:
+        with Pack.open(pack, root, read_only=True) as handle:
+            rows = trend(read_eval_runs(handle), metric, k)
+    except WolfieError as exc:
+        _fail(exc)
     table = Table(title=f"{metric}@{k} over eval runs of Pack {pack!r}", title_justify="left")
     for column in ("at", "run", "dataset", "pack version", "value"):
         table.add_column(column)
@@ -92,6 +137,38 @@ def eval_runs_command(
             str(row["pack_version"]), f"{row['value']:.3f}",
         )  # fmt: skip
     console.print(table if rows.height else f"No {metric}@{k} results stored in {pack!r} yet.")
+
+
+def _require_pack(pack: str, root: str | None) -> None:
+    """Raise PackNotFound for a missing Pack (opening read-only never creates one)."""
+    from packs.pack import Pack
+
+    with Pack.open(pack, root, read_only=True):
+        pass
+
+
+def _store_eval_set(pack: str, root: str | None, eval_set: str | None, create: bool) -> str:
+    """Store the ``--eval-set`` file with the Pack; returns the name it is stored under."""
+    from packs.eval_sets import store_eval_set
+    from packs.pack import Pack
+
+    if eval_set is None or not Path(eval_set).is_file():
+        raise InvalidInput(f"--store needs --eval-set FILE (a JSONL file); got {eval_set!r}.")
+    path = Path(eval_set)
+    load_eval_set(path)  # refuse a malformed set before it is stored
+    with Pack.open(pack, root, create=create) as handle:
+        store_eval_set(handle, path.stem, path.read_text(encoding="utf-8"), str(path))
+    console.print(f"Stored eval set {path.stem!r} with Pack {pack!r}.")
+    return path.stem
+
+
+def _fail(exc: WolfieError) -> NoReturn:
+    Console(stderr=True).print(
+        f"[red]Error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True
+    )
+    # SystemExit, not typer.Exit: the console entry point runs the app with
+    # standalone_mode=False, which returns typer.Exit's code instead of exiting with it.
+    raise SystemExit(2) from exc
 
 
 def learn_bench_command(

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+from prefect.client.schemas.filters import (
+    ArtifactFilter,
+    ArtifactFilterKey,
+    FlowRunFilter,
+    FlowRunFilterId,
+)
 
 from evals.episodes import load_episodes, run_epochs
 from flows.demo import DEMO_DIR
@@ -48,6 +55,18 @@ def artifacts(*keys: str) -> dict[str, object]:
     return {a.key: a.data for a in found}
 
 
+def run_artifacts(flow: Any, **parameters: Any) -> tuple[Any, dict[str, Any]]:
+    """Run ``flow``; its result and the artifacts of that one run, by key."""
+    state = flow(**parameters, return_state=True)
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            flow_run_filter=FlowRunFilter(
+                id=FlowRunFilterId(any_=[state.state_details.flow_run_id])
+            )
+        )
+    return state.result(), {a.key: a.data for a in found}
+
+
 def test_recompute_equals_online_and_is_idempotent(root):
     first = recompute_utilities(pack="journal", root=root)
     assert first["events"] > 0 and first["changed"] == 0
@@ -83,6 +102,20 @@ def test_refresh_lessons_template_then_no_op(root):
         recall = pack.search("I missed the move, should I jump in?")
         assert "## Lessons" in recall.prompt and "[template lesson]" in recall.prompt
     assert refresh_lessons_flow(pack="journal", root=root, writer="template")["candidates"] == 0
+
+
+def test_refresh_lessons_publishes_the_lessons_it_wrote(root):
+    """Bug: refresh-lessons published only counts; the operator could not read a lesson."""
+    report, found = run_artifacts(refresh_lessons_flow, pack="journal", root=root)
+    table = found["journal-lessons-written"]
+    rows = json.loads(table) if isinstance(table, str) else table
+    assert len(rows) == report["written"] > 0
+    with Pack.open("journal", root, read_only=True) as pack:
+        for row in rows:
+            stored = pack.get(row["memory_id"])
+            assert row["lesson"] == stored["experience_summary"]
+            assert row["intent"] == stored["intent_text"][:120] or row["intent"].endswith("...")
+    assert "lessons written: " + str(report["written"]) in found["journal-lessons"]
 
 
 def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch):
@@ -125,6 +158,26 @@ def test_pack_health_appends_traces_and_publishes_a_chart(root):
     found = artifacts("journal-health", "journal-health-chart")
     assert "data:image/png;base64," in str(found["journal-health-chart"])
     assert "hit_rate" in str(found["journal-health"])
+
+
+def test_pack_health_shows_best_and_worst_memories_with_their_lessons(root):
+    """Bug: pack-health published only aggregate signals, not which memories help or hurt
+    and what was learnt from them."""
+    refresh_lessons_flow(pack="journal", root=root)
+    _, found = run_artifacts(pack_health, pack="journal", root=root)
+    markdown = found["journal-utility-extremes"]
+    with Pack.open("journal", root, read_only=True) as pack:
+        rows = pack.store.read_columns(
+            S.MEMORIES, ["id", "utility", "experience_summary"], "reward_count > 0"
+        ).to_pylist()
+    rows.sort(key=lambda r: r["utility"])
+    best, worst = rows[-1], rows[0]
+    assert best["utility"] > 0 > worst["utility"]
+    top, bottom = markdown.split("#### Lowest utility")
+    assert best["id"] in top and f"{best['utility']:+.2f}" in top
+    assert worst["id"] in bottom and f"{worst['utility']:+.2f}" in bottom
+    assert worst["experience_summary"].replace("|", "\\|") in bottom
+    assert "Avoid" in worst["experience_summary"]
 
 
 def test_maintenance_compacts_and_builds_indexes(root):
