@@ -64,6 +64,13 @@ _IDEMPOTENT_KEYS: dict[str, str | list[str]] = {
 }
 
 
+def _refused_data(exc: BaseException) -> bool:
+    """An error about the rows themselves (Arrow could not convert or cast them, Lance's
+    vector checks refused them), as opposed to storage, commits or files: only these
+    are worth isolating row by row."""
+    return isinstance(exc, pa.ArrowException) or "arrow" in str(exc).lower()
+
+
 def learned_of(row: Mapping[str, Any]) -> LearnedState:
     return LearnedState(float(row["utility"]), float(row["confidence"]), int(row["reward_count"]))
 
@@ -185,23 +192,21 @@ class Journal:
         fault), split it in halves until the refused rows stand alone, write the rest,
         and drop those rows, so one bad row never blocks the rows buffered after it.
 
-        Storage faults (transient or permanent) raise with the unwritten rows left in
-        ``tables[name]`` for the buffer to keep. When every row of a many-row batch is
-        refused, the fault is not in the rows: it raises and nothing is dropped.
+        Only Arrow's refusals (a cast, a NaN vector) are taken for bad rows. Storage
+        faults, transient or permanent, and anything else raise with the unwritten rows
+        left in ``tables[name]`` for the buffer to keep.
         """
         pending = [tables[name]]
-        refused: list[tuple[dict[str, Any], Exception]] = []
+        refused: list[tuple[dict[str, Any], BaseException]] = []
         while pending:
             part = pending[0]
             try:
                 self._write_table(name, part)
-            except WolfieError:  # a storage fault, transient or not: keep every row
-                tables[name] = pa.concat_tables(pending)
-                raise
-            except OSError:  # a filesystem or network fault outside storage_step
-                tables[name] = pa.concat_tables(pending)
-                raise
-            except (RuntimeError, ValueError) as exc:  # Lance or Arrow refused the data
+            except BaseException as exc:
+                if isinstance(exc, WolfieError | OSError) or not _refused_data(exc):
+                    # a storage fault, transient or not: keep every unwritten row
+                    tables[name] = pa.concat_tables(pending)
+                    raise
                 self.buffer.retried.add(name)  # from here on, write each row once by key
                 if part.num_rows > 1:
                     half = part.num_rows // 2
@@ -209,9 +214,6 @@ class Journal:
                     continue
                 refused.append((part.to_pylist()[0], exc))
             pending.pop(0)
-        total = tables[name].num_rows
-        if refused and len(refused) == total and total > 1:
-            raise refused[0][1]
         for row, reason in refused:
             key = "/".join(str(row.get(k)) for k in _ROW_KEYS.get(name, ()))
             log.error("Dropped a %s row %s that the table refused: %s", name, key, reason)

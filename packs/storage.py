@@ -89,8 +89,11 @@ def storage_step(location: PackLocation, step: str) -> Iterator[None]:
     """Turn storage failures into Wolfie errors that name the Pack and the step.
 
     Transient faults (refused connections, timeouts, 5xx, commit conflicts) become
-    :class:`TransientStorageError`, so Prefect retries them; denials and missing buckets
-    become :class:`StorageError`. Wolfie's own errors pass through unchanged.
+    :class:`TransientStorageError`, so Prefect retries them; denials, missing buckets,
+    read-only filesystems and permission errors (EROFS, EACCES, EPERM: retrying can't
+    help) become :class:`StorageError`, as does any other filesystem error but a missing
+    file. Wolfie's own errors pass through unchanged. Secret storage options and a
+    password in the root URL are redacted from the message.
     """
     try:
         yield
@@ -107,7 +110,9 @@ def storage_step(location: PackLocation, step: str) -> Iterator[None]:
             raise TransientStorageError(
                 f"Storage unavailable for {where}; retry later: {shown}"
             ) from exc
-        if isinstance(exc, OSError):  # a local filesystem fault: never a bare OSError
+        if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+            # a local filesystem fault: never a bare OSError (a missing file is left to
+            # the caller, which knows what it looked for: PackStore.table)
             raise StorageError(f"Storage failed for {where}: {shown}") from exc
         raise
 

@@ -137,6 +137,26 @@ def test_a_row_that_cannot_be_written_never_blocks_the_rest(hashed, monkeypatch,
     assert len(stored(hashed, S.EPISODES)) == 10
 
 
+def test_a_fault_that_is_not_about_the_rows_drops_nothing(hashed, monkeypatch):
+    """Only Arrow's refusals count as bad rows: an unclassified Lance error (a vanished
+    data file) keeps every row buffered for the next flush."""
+    store, real_append = hashed.store, hashed.store.append
+    failures = {S.EPISODES: 1}
+
+    def failing_append(name, data):
+        if failures.get(name):
+            failures[name] -= 1
+            raise RuntimeError("lance error: Not found: episodes.lance/data/x.lance")
+        real_append(name, data)
+
+    monkeypatch.setattr(store, "append", failing_append)
+    episode = hashed.recall("breakout").episode_id  # one row: it can't be told apart
+    with pytest.raises(RuntimeError, match="Not found"):
+        hashed.flush()
+    hashed.flush()
+    assert [row["id"] for row in stored(hashed, S.EPISODES)] == [episode]
+
+
 # --- durable mode on a read-only filesystem --------------------------------------------
 
 
