@@ -1,24 +1,38 @@
-"""The ``wolfie`` command line."""
+"""The ``wolfie`` command line.
+
+Text that comes from a Pack (memories, chunks, prompt blocks, titles, error messages
+quoting user input) is printed as Rich ``Text``, never parsed as markup: a stored
+``[note | 00:00-00:18]`` prints as written and a stored ``[/red]`` can't crash a command.
+"""
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import click
 import typer
 from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
+from rich.text import Text
 
 from flows.commands import register_all
+from flows.commands.render import ranking_table, text_panel
 from flows.runtime import configure_offline
 from packs.errors import WolfieError
 
 configure_offline()
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Wolfie: self-evolving memory.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Wolfie: self-evolving memory.",
+    # Plain click help wraps every column at any width; Rich's panels cut option names
+    # and long words with "…" at 80 columns.
+    rich_markup_mode=None,
+)
 console = Console()
 
 PackOpt = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
@@ -28,22 +42,7 @@ RootOpt = Annotated[
 ]
 
 
-def _ranking_table(title: str, items: list[dict[str, Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("#", "kind", "text", "sim", "utility", "bonus", "score"):
-        table.add_column(column, justify="right" if column not in ("kind", "text") else "left")
-    for rank, item in enumerate(items, start=1):
-        text = item["text"] if len(item["text"]) <= 70 else item["text"][:67] + "..."
-        if item["warning"]:
-            text = f"[red]WARNING[/red] {text}"
-        table.add_row(
-            str(rank), item["kind"], text, f"{item['similarity']:.2f}",
-            f"{item['utility']:+.2f}", f"{item['exploration_bonus']:.2f}", f"{item['score']:+.2f}",
-        )  # fmt: skip
-    return table
-
-
-@app.command()
+@app.command(short_help="Build a demo Pack, learn from rewarded episodes, show the change.")
 def demo(
     pack: PackOpt = "demo",
     root: RootOpt = None,
@@ -52,81 +51,80 @@ def demo(
 ) -> None:
     """Build a Pack from data/demo, recall, learn from rewarded episodes, show the change."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # keep the output readable
-    from flows.demo import demo_flow
-    from packs.pack import Pack
+    from flows.demo_view import print_demo
 
-    if fresh:
-        with console.status("Preparing a fresh Pack"):
-            Pack.open(pack, root).store.drop_all()
-    console.print(Panel.fit(f"Wolfie demo: Pack [bold]{pack}[/bold] (Prefect engine, embedded)"))
-    with console.status("Starting Prefect and loading the demo bundle"):
-        result = demo_flow(pack=pack, root=root, epochs=epochs, show_progress=True)
-    loaded = result["loaded"]
-    console.print(
-        f"Loaded {loaded['knowledge']} knowledge chunks and {loaded['memories']} memories "
-        f"({loaded['merged']} merged as near-duplicates)."
-    )
-    before, after = result["before"], result["after"]
-    console.print(_ranking_table(f"Before learning: {before['query']!r}", before["items"]))
-    console.print(Panel(before["prompt"], title="Prompt block injected before learning"))
-    rates = Table(title="Rewarded episodes (+1 if a helpful item was injected, else -1)")
-    rates.add_column("epoch", justify="right")
-    rates.add_column("success rate", justify="right")
-    for epoch, rate in result["success_by_epoch"].items():
-        rates.add_row(str(epoch), f"{rate:.0%}")
-    console.print(rates)
-    console.print(_ranking_table("After learning", after["items"]))
-    console.print(Panel(after["prompt"], title="Prompt block injected after learning"))
-    if result["spoken"]:
-        console.print(_spoken_panel(result["spoken"]))
+    print_demo(console, pack, root, epochs, fresh)
 
 
-def _spoken_panel(spoken: dict[str, Any]) -> Panel:
-    item, top = spoken["ingest"], spoken["items"][0]
-    lines = [
-        f"Ingested {item['media']!r}: {item['duration_s']:.1f} s of speech, {item['chunks']} "
-        f"chunks ({item['status']}, {item['wall_s']:.1f} s of work).",
-        f"Recall {spoken['query']!r}",
-        f"-> [{top['start_s']:.1f}-{top['end_s']:.1f} s] {top['text']}",
-    ]
-    return Panel("\n".join(lines), title="Voice note: transcribed, chunked, recalled")
-
-
-@app.command()
+@app.command(short_help="Rank a Pack's items for a query and print the prompt block.")
 def recall(
     query: str,
     pack: PackOpt = "demo",
     root: RootOpt = None,
-    k: Annotated[int | None, typer.Option(help="Items to keep (k2).")] = None,
+    k: Annotated[int | None, typer.Option(min=1, max=100, help="Items to keep (k2).")] = None,
+    log: Annotated[
+        bool,
+        typer.Option(help="Log an episode and print its id, to reward with `wolfie feedback`."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Rank a Pack's items for QUERY and print the prompt block (nothing is logged)."""
-    from dataclasses import asdict
-
+    """Rank a Pack's items for QUERY and print the prompt block. Nothing is logged unless
+    --log is given."""
+    from flows import agent_tools
     from packs.pack import Pack
 
-    with Pack.open(pack, root, read_only=True) as handle:
-        result = handle.search(query, k)
-    console.print(_ranking_table(query, [asdict(i) for i in result.items]))
-    console.print(Panel(result.prompt, title="Prompt block"))
+    with Pack.open(pack, root, read_only=not log, create=False) as handle:
+        result = agent_tools.recall(handle, query, k, log=log)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
+        return
+    console.print(ranking_table(query, [item.to_dict() for item in result.items]))
+    console.print(text_panel(result.prompt, "Prompt block"))
+    if result.episode_id:
+        console.print(Text(f"Episode {result.episode_id} (reward it with `wolfie feedback`)."))
 
 
 register_all(app)
+
+for _info in app.registered_commands:
+    # click cuts a command's help to 45 characters with "..." in `wolfie --help`; an
+    # explicit short help is printed whole (and wrapped).
+    if _info.short_help is None and _info.callback is not None:
+        _info.short_help = (
+            (inspect.getdoc(_info.callback) or "").split("\n\n")[0].replace("\n", " ")
+        )
+
+
+# Typer >= 0.20 vendors click (typer._click) with its own exception classes; older Typer
+# raises the click package's. Catch both.
+_USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
+    {
+        click.ClickException,
+        *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"),
+    }
+)
+_EXITS = (click.exceptions.Exit, typer.Exit)
+_ABORTS = (click.exceptions.Abort, typer.Abort)
 
 
 def main() -> None:
     """The console entry point: Wolfie's errors print as one clear line, exit status 2."""
     try:
-        app(standalone_mode=False)
-    except click.exceptions.Exit as exc:
+        # Outside standalone mode a command's `raise typer.Exit(n)` comes back as the
+        # return value n, not as an exception: pass it on, or every exit status is 0.
+        status = app(standalone_mode=False)
+    except _EXITS as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except _USAGE_ERRORS as exc:
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+    except _ABORTS:
         sys.exit(1)
     except WolfieError as exc:
-        Console(stderr=True).print(f"[red]Error:[/red] {exc}", highlight=False, markup=True)
+        message = Text.assemble(("Error: ", "red"), str(exc))
+        Console(stderr=True).print(message, highlight=False, soft_wrap=True)
         sys.exit(2)
+    sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)
 
 
 if __name__ == "__main__":

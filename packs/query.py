@@ -44,6 +44,14 @@ class Condition:
     value: object
 
 
+@dataclass(frozen=True)
+class AllOf:
+    """Several ``(op, value)`` conditions on one column, ANDed:
+    ``{"utility": AllOf(((">", 0), ("<", 0.5)))}`` (a mapping holds one value per column)."""
+
+    conditions: tuple[tuple[str, object], ...]
+
+
 def parse_conditions(where: Mapping[str, object] | Sequence[Condition] | None) -> list[Condition]:
     """``{"kind": "memory", "utility": (">=", 0.5), "id": ["a", "b"]}`` -> conditions."""
     if where is None:
@@ -52,7 +60,14 @@ def parse_conditions(where: Mapping[str, object] | Sequence[Condition] | None) -
         return list(where)
     out = []
     for column, value in where.items():
-        if isinstance(value, tuple) and len(value) == 2 and value[0] in OPERATORS:
+        if isinstance(value, AllOf):
+            for part in value.conditions:
+                if not (isinstance(part, tuple) and len(part) == 2):
+                    raise InvalidFilter(
+                        f"AllOf for {column!r} takes (op, value) pairs, not {part!r}."
+                    )
+                out.append(Condition(column, part[0], part[1]))
+        elif isinstance(value, tuple) and len(value) == 2 and value[0] in OPERATORS:
             out.append(Condition(column, value[0], value[1]))
         elif isinstance(value, list | set | frozenset):
             out.append(Condition(column, "in", list(value)))

@@ -9,7 +9,7 @@ import importlib
 
 import typer
 
-COMMAND_MODULES: tuple[str, ...] = ("ingest", "serve", "evals", "query")
+COMMAND_MODULES: tuple[str, ...] = ("ingest", "serve", "evals", "query", "memory")
 
 
 def register_all(app: typer.Typer) -> None:

@@ -2,8 +2,9 @@
 
 Documents (``.md``, ``.txt``, ``.html`` files, or folders of them) go through the
 documents flow; everything else (URLs, audio and video files) through the media flow,
-whose steps report progress to one bar per item. Exits 1 when any item failed, after
-printing what failed and why.
+whose steps report progress to one bar per item. Exits 2 when any source failed (bad
+input, as everywhere in ``wolfie``), after ingesting the others and printing what failed
+and why. Source names and errors print literally, never as Rich markup.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -23,6 +25,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from packs.ingest.documents import KINDS as DOCUMENT_KINDS
 
@@ -71,7 +74,7 @@ def ingest(
         chunking = {"target_s": chunk_seconds, "overlap_s": overlap_seconds}
         failed += _ingest_media(media, pack, root, transcribe, chunking, refresh, work_dir, dask)
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(2)
 
 
 def _is_document(source: str) -> bool:
@@ -86,14 +89,14 @@ def _ingest_documents(paths: list[str], pack: str, root: str | None) -> int:
 
     with console.status(f"Chunking {len(paths)} document paths into Pack {pack!r}"):
         result = ingest_documents_flow(paths=paths, pack=pack, root=root, fail_on_error=False)
-    table = Table(title=f"Documents into Pack {pack!r}", title_justify="left")
+    table = Table(title=Text(f"Documents into Pack {pack!r}"), title_justify="left")
     for column in ("document", "chunks", "error"):
         table.add_column(column)
     for row in result["documents"]:
         table.add_row(
-            row["document"],
+            Text(row["document"]),
             str(row["chunks"]),
-            f"[red]{row['error']}[/red]" if row["error"] else "",
+            Text(row["error"], style="red") if row["error"] else "",
         )
     console.print(table)
     console.print(f"{result['written']} of {result['chunks']} chunks written (others unchanged).")
@@ -119,7 +122,7 @@ def _ingest_media(
     flow = ingest_media_flow
     if dask:
         flow = with_dask(None if dask == "local" else dask)
-    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
                TextColumn("{task.fields[step]}"), TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console) as progress:
         bars: dict[str, TaskID] = {
@@ -129,14 +132,16 @@ def _ingest_media(
 
         def show(event: ProgressEvent) -> None:
             if event.source in bars:
-                progress.update(bars[event.source], completed=100 * event.overall, step=event.step)
+                progress.update(
+                    bars[event.source], completed=100 * event.overall, step=escape(event.step)
+                )
 
         with listening(show):
             result = flow(sources=sources, pack=pack, root=root, transcribe=transcribe,
                           chunking=chunking, refresh=refresh, work_dir=work_dir,
                           fail_on_error=False)  # fmt: skip
         for row in result["items"]:
-            done = "[red]failed[/red]" if row["status"] == "failed" else row["status"]
+            done = "[red]failed[/red]" if row["status"] == "failed" else escape(row["status"])
             progress.update(bars[row["source"]], completed=100, step=done)
     console.print(_summary(result))
     _failures(result)
@@ -159,12 +164,12 @@ def _summary(result: dict[str, Any]) -> Table:
         table.add_column(column, justify="left" if column in ("media", "status") else "right")
     for row in result["items"]:
         table.add_row(
-            _short(str(row["media"]), 40),
+            Text(_short(str(row["media"]), 40)),
             f"{row['duration_s']:.1f} s" if row["duration_s"] else "",
             str(row["chunks"] or ""),
             f"{row['wall_s']:.1f} s",
             f"{row['rtf']:.2f}" if row["rtf"] else "",
-            "[red]failed[/red]" if row["error"] else row["status"],
+            Text("failed", style="red") if row["error"] else Text(row["status"]),
         )
     return table
 
@@ -172,4 +177,5 @@ def _summary(result: dict[str, Any]) -> Table:
 def _failures(result: dict[str, Any]) -> None:
     for row in result["items"]:
         if row["error"]:
-            console.print(f"[red]FAILED[/red] {row['source']}\n  {row['error']}", soft_wrap=True)
+            message = Text.assemble(("FAILED ", "red"), row["source"], "\n  ", row["error"])
+            console.print(message, soft_wrap=True)

@@ -6,14 +6,33 @@ import json
 import math
 import re
 import sys
+from datetime import datetime
 from typing import Annotated
 
 import polars as pl
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from packs.errors import InvalidFilter
+from packs.query import AllOf
+
+# What `wolfie query TABLE` shows as a table when --columns is not given: the columns a
+# reader scans first, narrow enough for 100 terminal columns. CSV and JSON keep them all.
+DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "memories": ("id", "intent_text", "utility", "confidence", "reward_count"),
+    "knowledge": ("id", "title", "intent_text", "utility", "reward_count"),
+    "items": ("id", "kind", "intent_text", "utility", "reward_count"),
+    "episodes": ("id", "created_at", "query_text", "success"),
+    "retrievals": ("episode_id", "item_id", "final_rank", "similarity", "score", "injected"),
+    "rewards": ("episode_id", "memory_id", "signal", "value", "q_after"),
+    "traces": ("at", "stage", "episode_count", "hit_rate", "coverage", "feedback_density"),
+    "validations": ("at", "episode_id", "hook", "passed", "error"),
+    "lessons": ("at", "memory_id", "status", "lesson"),
+    "evals": ("at", "run_id", "metric", "k", "value", "dataset"),
+}
+CELL_CHARS = 48  # free text is cut with "..." in table output (CSV and JSON keep it whole)
 
 # column, operator, value: the longest operators first so ">=" wins over ">".
 _EXPRESSION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|!=|=|<|>)(.*)$", re.DOTALL)
@@ -23,9 +42,9 @@ def parse_where(expressions: list[str]) -> dict[str, object]:
     """``["kind=knowledge", "utility>=0.5"]`` -> filter dict for ``Pack.query``.
 
     A value that reads as a JSON number, true, false or null is typed; anything else is
-    a string, passed as an escaped literal.
+    a string, passed as an escaped literal. Several filters on one column are ANDed.
     """
-    where: dict[str, object] = {}
+    conditions: dict[str, list[tuple[str, object]]] = {}
     for text in expressions:
         match = _EXPRESSION.match(text)
         if not match:
@@ -39,7 +58,14 @@ def parse_where(expressions: list[str]) -> dict[str, object]:
                 value = parsed
         except ValueError:
             pass
-        where[column] = value if op == "=" else (op, value)
+        conditions.setdefault(column, []).append((op, value))
+    where: dict[str, object] = {}
+    for column, parts in conditions.items():
+        if len(parts) > 1:
+            where[column] = AllOf(tuple(parts))
+        else:
+            op, value = parts[0]
+            where[column] = value if op == "=" else (op, value)
     return where
 
 
@@ -53,7 +79,27 @@ def csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
     )  # fmt: skip
 
 
-def print_frame(frame: pl.DataFrame, output: str, console: Console) -> None:
+def default_columns(table: str, frame: pl.DataFrame) -> list[str]:
+    """The table view's columns for ``table``: its defaults that exist, else all."""
+    wanted = [c for c in DEFAULT_COLUMNS.get(table, ()) if c in frame.columns]
+    return wanted or frame.columns
+
+
+def cell(value: object) -> Text:
+    """One value as literal text (stored text is never read as Rich markup)."""
+    if value is None:
+        return Text("")
+    if isinstance(value, float):
+        return Text(f"{value:.4g}")
+    if isinstance(value, datetime):
+        return Text(value.isoformat(sep=" ", timespec="seconds"))
+    if isinstance(value, list | dict):
+        value = json.dumps(value, default=str)
+    text = str(value)
+    return Text(text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 3] + "...")
+
+
+def print_frame(frame: pl.DataFrame, output: str, console: Console, hidden: int = 0) -> None:
     if output == "csv":
         sys.stdout.write(csv_ready(frame).write_csv())
     elif output == "json":
@@ -61,11 +107,14 @@ def print_frame(frame: pl.DataFrame, output: str, console: Console) -> None:
     else:
         table = Table(show_lines=False)
         for column in frame.columns:
-            table.add_column(column, overflow="fold")
+            # A header is never narrower than its name (no letters stacked vertically);
+            # ids fold rather than lose characters, text is clipped by cell().
+            table.add_column(column, min_width=len(column), overflow="fold")
         for row in frame.iter_rows():
-            table.add_row(*["" if v is None else str(v) for v in row])
+            table.add_row(*[cell(v) for v in row])
         console.print(table)
-        console.print(f"{frame.height} row(s)")
+        more = f"; {hidden} more column(s): --columns NAME,... or -f csv" if hidden else ""
+        console.print(f"{frame.height} row(s){more}")
 
 
 def register(app: typer.Typer) -> None:
@@ -95,7 +144,12 @@ def register(app: typer.Typer) -> None:
         selected = [c.strip() for c in columns.split(",")] if columns else None
         with Pack.open(pack, root, read_only=True) as handle:
             frame = handle.query(table, parse_where(where or []), selected, limit, version)
+        hidden = 0
         if group_by or agg:
             groups = [c.strip() for c in group_by.split(",")] if group_by else []
             frame = aggregate(frame, groups, agg or ["count"])
-        print_frame(frame, output, console)
+        elif output == "table" and not selected:
+            shown = default_columns(table, frame)
+            hidden = len(frame.columns) - len(shown)
+            frame = frame.select(shown)
+        print_frame(frame, output, console, hidden)

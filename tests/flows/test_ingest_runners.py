@@ -53,7 +53,7 @@ def test_wolfie_ingest_shows_progress_and_a_summary(media: Clips, server: str, t
     args = ["ingest", str(media.hello.path), f"{server}/missing.mp3", str(guide),
             "--pack", "cli", "--root", str(root)]  # fmt: skip
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 1, result.output  # one item failed
+    assert result.exit_code == 2, result.output  # one item failed: bad input exits 2
     output = " ".join(result.output.split())
     assert "Documents into Pack 'cli'" in output and "guide.md" in output
     assert "1 of 2 ingested" in output and "ingested" in output
