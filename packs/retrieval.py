@@ -1,8 +1,8 @@
 """Phase A (vector recall) and Phase B (re-rank) over the ``memories`` table.
 
 Phase A is the only I/O here: an exact cosine top-k1 from the Pack's in-memory
-:class:`~packs.vector_cache.VectorCache` (the candidates' columns read by row id), or one
-LanceDB cosine search when there is no cache or it stands aside. Phase B is pure apart
+:class:`~packs.vector_cache.VectorCache`, or one LanceDB cosine search when there is no
+cache or it stands aside. Phase B is pure apart
 from reading pending learned state through the ``learned`` callback.
 """
 
@@ -93,49 +93,24 @@ def phase_a(
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``.
 
-    With ``cache`` the search is the exact in-memory scan; LanceDB answers when the cache
-    stands aside (too many rows) or a concurrent writer moved a candidate row twice.
+    With ``cache`` the search is the exact in-memory scan (packs/vector_cache.py); LanceDB
+    answers when there is none or it stands aside (too many rows to hold).
     """
-    if cache is not None:
-        for _ in range(2):
-            if not cache.sync(table):
-                break
-            found = _cached_candidates(table, cache, vector, k1, clause, delta)
-            if found is not None:
-                return found
+    if cache is not None and cache.sync(table, CANDIDATE_COLUMNS):
+        mask = cache.allowed(table, clause) if clause else None
+        hits = cache.top_k(vector, k1, mask)
+        similarity = similarity_from_distance(hits.distance)
+        keep = similarity >= delta
+        return Candidates(cache.columns(hits.positions[keep]), similarity[keep])
     query = vector_query(table, vector).select([*CANDIDATE_COLUMNS, "_distance"]).limit(k1)
     if clause:
         query = query.where(clause, prefilter=True)
     hits = query.to_arrow()
-    return _candidates(hits, similarity_from_distance(hits["_distance"].to_numpy()), delta)
-
-
-def _cached_candidates(
-    table: Any, cache: VectorCache, vector: np.ndarray, k1: int, clause: str | None, delta: float
-) -> Candidates | None:
-    """Phase A from the cache; None when a candidate row vanished since the sync."""
-    mask = cache.allowed(table, clause) if clause else None
-    hits = cache.top_k(vector, k1, mask)
-    similarity = similarity_from_distance(hits.distance)
-    keep = similarity >= delta
-    rowids = [r for r, k in zip(hits.rowids, keep, strict=True) if k]
-    ids = [i for i, k in zip(hits.ids, keep, strict=True) if k]
-    rows = table.take_row_ids(rowids).select(CANDIDATE_COLUMNS).to_arrow() if rowids else None
-    if rows is None:
-        return Candidates({name: [] for name in CANDIDATE_COLUMNS}, similarity[keep])
-    where = {memory_id: i for i, memory_id in enumerate(rows["id"].to_pylist())}
-    if any(memory_id not in where for memory_id in ids):
-        return None
-    ordered = rows.take(pa.array([where[memory_id] for memory_id in ids], type=pa.int64()))
+    similarity = similarity_from_distance(hits["_distance"].to_numpy())
+    kept = np.flatnonzero(similarity >= delta)
+    ordered = hits.take(pa.array(kept, type=pa.int64()))
     columns = {name: ordered[name].to_pylist() for name in CANDIDATE_COLUMNS}
-    return Candidates(columns, similarity[keep])
-
-
-def _candidates(hits: pa.Table, similarity: np.ndarray, delta: float) -> Candidates:
-    keep = np.flatnonzero(similarity >= delta)
-    ordered = hits.take(pa.array(keep, type=pa.int64()))
-    columns = {name: ordered[name].to_pylist() for name in CANDIDATE_COLUMNS}
-    return Candidates(columns, similarity[keep])
+    return Candidates(columns, similarity[kept])
 
 
 def phase_b(

@@ -1,31 +1,34 @@
-"""Phase A's exact cosine search over an in-process copy of the intent vectors.
+"""Phase A's exact cosine search over an in-process copy of the ``memories`` table.
 
 LanceDB's flat search over 100k 384-d vectors measured 10-20x slower than a numpy scan of
 the same vectors (docs/recall.md), so a Pack keeps the ``intent_embedding`` column in
-memory as a float32 matrix of unit vectors with each row's ``id`` and ``_rowid``. Only
-vectors and ids are cached: the candidates' other columns (utility, text...) are read
-from the table by row id at the version just checked, so a learned value written by
-another handle is never served stale.
+memory as a float32 matrix of unit vectors, with each row's ``_rowid`` and the columns
+Phase B reads (Arrow, so a 750-character chunk costs its bytes and no Python object).
 
 **Kept current by the table version**, checked on every search (``checkout_latest``,
 about 0.2 ms on a local folder). When it moved, the cache catches up incrementally:
 
-- Lance gives every new fragment a higher id than any before, so every row written since
-  the last sync (an append, and also an update, which Lance 0.40 writes as delete + a new
-  row) has a ``_rowid`` above the highest cached one: ``_rowid > max`` reads just those.
-- A re-written id replaces its old entry. If the live count then differs from
-  ``count_rows()`` (a real delete, a restore), every live ``_rowid`` is read (no vectors)
-  and the entries are reconciled; an unknown live row id forces a full reload.
-- Compaction renumbers every row: that arrives as "all rows are new" and is a full reload.
+- Lance gives every new fragment a higher id than any before, and writes every update
+  (``update``, ``merge_insert``, also of a few columns) as a delete plus a new row, so
+  every row written since the last sync has a ``_rowid`` above the highest cached one:
+  ``_rowid > max`` reads just those, whole. A cached row is therefore never stale: a
+  utility written by another handle arrives as a new row that supersedes the entry of
+  the same ``id`` (tests/packs/test_vector_cache.py holds Lance to this).
+- If the live count then differs from ``count_rows()`` (a real delete, a restore), every
+  live ``_rowid`` is read (no vectors) and the entries are reconciled; an unknown live row
+  id forces a full reload.
+- Compaction renumbers every row: that arrives as "all rows are new" and starts afresh.
 
 Filters run in LanceDB (the same SQL, read as row ids only) and mask the scan, so
-``where``/``metadata``/``kind`` behave exactly as before. Above ``max_rows`` the cache
-stands aside and LanceDB searches (with its ANN index, when maintenance built one).
+``where``/``metadata``/``kind``/scope clauses behave exactly as before. Above
+``max_rows`` the cache stands aside and LanceDB searches (with its ANN index, when
+maintenance built one).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,15 +43,15 @@ MAX_CACHED_ROWS = 500_000
 _GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
 _DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
 _FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
+_MAX_CHUNKS = 64  # Arrow chunks of the cached columns before they are combined
 
 
 @dataclass(frozen=True)
 class Hits:
-    """Cached top-k: row ids and ids in similarity order, with LanceDB-style cosine
+    """Cached top-k: entry positions in similarity order, with LanceDB-style cosine
     distances (``1 - cos``) for :func:`packs.ranking.similarity_from_distance`."""
 
-    rowids: list[int]
-    ids: list[str]
+    positions: NDArray[np.int64]
     distance: NDArray[np.float64]
 
 
@@ -63,7 +66,7 @@ def _unit_rows(column: pa.ChunkedArray | pa.Array, dim: int) -> NDArray[np.float
 
 
 class VectorCache:
-    """Exact cosine top-k over one table's vector column, kept in memory.
+    """Exact cosine top-k over one table's vectors, with some columns, in memory.
 
     Not thread-safe on its own: the Pack calls it under its journal lock.
     """
@@ -71,20 +74,21 @@ class VectorCache:
     def __init__(self, dim: int, max_rows: int = MAX_CACHED_ROWS) -> None:
         self.dim = dim
         self.max_rows = max_rows
-        self._table_key: int | None = None
-        self._version: int | None = None
         self.reloads = 0  # full reads, for tests and the benchmark
+        self._table_key: int | None = None
+        self._wanted: tuple[str, ...] = ("id",)
         self._clear()
 
     def _clear(self) -> None:
-        self._matrix = np.zeros((0, self.dim), dtype=np.float32)
-        self._n = 0
-        self._rowids = np.zeros(0, dtype=np.uint64)  # ascending
+        self._matrix = np.zeros((0, self.dim), dtype=np.float32)  # spare rows at the end
+        self._n = 0  # entries used
+        self._rowids = np.zeros(0, dtype=np.uint64)  # ascending, one per entry
+        self._alive = np.zeros(0, dtype=bool)  # False: superseded or deleted
+        self._columns: pa.Table | None = None  # the cached columns, one row per entry
         self._ids: list[str] = []
-        self._alive = np.zeros(0, dtype=bool)
         self._position: dict[str, int] = {}  # id -> its live entry
         self._masks: OrderedDict[str, tuple[NDArray[np.bool_], int]] = OrderedDict()
-        self._version = None
+        self._version: int | None = None
 
     @property
     def rows(self) -> int:
@@ -93,38 +97,39 @@ class VectorCache:
 
     # --- keeping current ------------------------------------------------------------------
 
-    def sync(self, table: Any) -> bool:
-        """Bring the cache to the table's latest version; False when it should stand
-        aside (more rows than ``max_rows``)."""
+    def sync(self, table: Any, columns: Sequence[str] = ("id",)) -> bool:
+        """Bring the cache to the table's latest version, with ``columns`` cached; False
+        when it should stand aside (more rows than ``max_rows``)."""
         table.checkout_latest()
         version = int(table.version)
-        if self._table_key == id(table) and version == self._version:
+        wanted = tuple(dict.fromkeys(["id", *columns]))
+        current = self._table_key == id(table) and wanted == self._wanted
+        if current and version == self._version:
             return True
         live = int(table.count_rows())
         if live > self.max_rows:
             self._clear()
             return False
-        if self._table_key != id(table) or self._version is None:
+        if not current or self._version is None:
+            self._wanted, self._table_key = wanted, id(table)
             self._reload(table)
         else:
             self._catch_up(table, live)
-        self._table_key, self._version = id(table), version
+        self._version = version
         return True
 
     def _reload(self, table: Any) -> None:
         self._clear()
         self.reloads += 1
-        data = _read(table, [VECTOR_COLUMN, "id"], None)
-        order = np.argsort(data["_rowid"].to_numpy(), kind="stable")
-        self._append(data.take(pa.array(order)))
+        self._append(_read(table, [VECTOR_COLUMN, *self._wanted], None))
 
     def _catch_up(self, table: Any, live: int) -> None:
         top = int(self._rowids[self._n - 1]) if self._n else -1
-        new = _read(table, [VECTOR_COLUMN, "id"], f"_rowid > {top}")
+        new = _read(table, [VECTOR_COLUMN, *self._wanted], f"_rowid > {top}")
         if new.num_rows >= live:  # compaction renumbered every row: start afresh
             self._clear()
             self.reloads += 1
-        self._append(new.take(pa.array(np.argsort(new["_rowid"].to_numpy(), kind="stable"))))
+        self._append(new)
         if self.rows != live and not self._reconcile(table):
             self._reload(table)
             return
@@ -132,34 +137,37 @@ class VectorCache:
             self._squeeze()
 
     def _append(self, data: pa.Table) -> None:
-        count = data.num_rows
-        if not count:
+        if not data.num_rows:
             return
-        vectors = _unit_rows(data[VECTOR_COLUMN], self.dim)
-        end = self._n + count
+        data = data.take(pa.array(np.argsort(data["_rowid"].to_numpy(), kind="stable")))
+        end = self._n + data.num_rows
         if end > len(self._matrix):
             grown = np.zeros((int(end * _GROWTH) + 16, self.dim), dtype=np.float32)
             grown[: self._n] = self._matrix[: self._n]
-            self._matrix = grown
             alive = np.zeros(len(grown), dtype=bool)
             alive[: self._n] = self._alive[: self._n]
-            self._alive = alive
-        self._matrix[self._n : end] = vectors
+            self._matrix, self._alive = grown, alive
+        self._matrix[self._n : end] = _unit_rows(data[VECTOR_COLUMN], self.dim)
         self._alive[self._n : end] = True
         rowids = data["_rowid"].to_numpy().astype(np.uint64)
         self._rowids = np.concatenate([self._rowids, rowids])
-        for offset, memory_id in enumerate(data["id"].to_pylist()):
+        kept = data.select(list(self._wanted))
+        self._columns = kept if self._columns is None else pa.concat_tables([self._columns, kept])
+        if self._columns.column(0).num_chunks > _MAX_CHUNKS:
+            self._columns = self._columns.combine_chunks()
+        ids = data["id"].to_pylist()
+        for offset, memory_id in enumerate(ids):
             old = self._position.get(memory_id)
             if old is not None:  # the row moved (an update): the old entry is superseded
                 self._alive[old] = False
             self._position[memory_id] = self._n + offset
-        self._ids.extend(data["id"].to_pylist())
+        self._ids.extend(ids)
         self._n = end
 
     def _reconcile(self, table: Any) -> bool:
         """Drop entries whose row is gone; False if a live row is not cached at all."""
         live = np.sort(_read(table, [], None)["_rowid"].to_numpy().astype(np.uint64))
-        cached = self._rowids[: self._n][self._alive[: self._n]]
+        cached = self._rowids[self._alive[: self._n]]
         if np.setdiff1d(live, cached, assume_unique=True).size:
             return False
         gone = np.flatnonzero(self._alive[: self._n] & ~np.isin(self._rowids, live))
@@ -173,6 +181,8 @@ class VectorCache:
         keep = np.flatnonzero(self._alive[: self._n])
         self._matrix = np.ascontiguousarray(self._matrix[keep])
         self._rowids = self._rowids[keep]
+        if self._columns is not None:
+            self._columns = self._columns.take(pa.array(keep)).combine_chunks()
         self._ids = [self._ids[i] for i in keep]
         self._alive = np.ones(len(keep), dtype=bool)
         self._n = len(keep)
@@ -216,7 +226,7 @@ class VectorCache:
         if norm > 0:
             q = q / norm
         keep = self._alive[: self._n] if mask is None else self._alive[: self._n] & mask
-        count = int(np.count_nonzero(keep)) if mask is not None else self.rows
+        count = self.rows if mask is None else int(np.count_nonzero(keep))
         positions = None
         if count < self._n // 8:  # a narrow filter: score only its rows
             positions = np.flatnonzero(keep)
@@ -226,22 +236,26 @@ class VectorCache:
             scores[~keep] = -np.inf
         k = min(k, count)
         if k <= 0:
-            return Hits([], [], np.zeros(0))
+            return Hits(np.zeros(0, dtype=np.int64), np.zeros(0))
         best = np.argpartition(-scores, k - 1)[:k]
         best = best[np.argsort(-scores[best], kind="stable")]
-        similarity = scores[best].astype(np.float64)
-        if positions is not None:
-            best = positions[best]
-        return Hits(
-            [int(r) for r in self._rowids[best]],
-            [self._ids[i] for i in best],
-            1.0 - similarity,
-        )
+        distance = 1.0 - scores[best].astype(np.float64)
+        return Hits((best if positions is None else positions[best]).astype(np.int64), distance)
+
+    def ids(self, positions: NDArray[np.int64]) -> list[str]:
+        return [self._ids[i] for i in positions]
+
+    def columns(self, positions: NDArray[np.int64]) -> dict[str, list[Any]]:
+        """The cached columns of these entries, as lists in the order given."""
+        if self._columns is None or not len(positions):
+            return {name: [] for name in self._wanted}
+        rows = self._columns.take(pa.array(positions, type=pa.int64()))
+        return {name: rows[name].to_pylist() for name in self._wanted}
 
 
 def _read(table: Any, columns: list[str], where: str | None) -> pa.Table:
     """``columns`` plus ``_rowid`` of every row (matching ``where``)."""
-    query = table.search().select([*columns, "_rowid"]).with_row_id(True)
+    query = table.search().select([*dict.fromkeys(columns), "_rowid"]).with_row_id(True)
     if where:
         query = query.where(where)
     return query.limit(max(1, int(table.count_rows()))).to_arrow()

@@ -15,7 +15,7 @@ import pytest
 from packs import KnowledgeChunk, Pack, schemas
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.embeddings.cache import QueryEmbeddingCache
-from packs.retrieval import phase_a
+from packs.retrieval import CANDIDATE_COLUMNS, phase_a
 from packs.scopes import visible_clause
 
 DIM = 32
@@ -72,9 +72,9 @@ def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str],
     vector = SeededEmbedder().embed([text])[0]
     cache = pack._vectors
     table = pack.store.table(schemas.MEMORIES)
-    assert cache.sync(table)
+    assert cache.sync(table, CANDIDATE_COLUMNS)
     hits = cache.top_k(vector, pack.settings.k1, cache.allowed(table, clause) if clause else None)
-    return hits.ids, 1.0 - hits.distance
+    return cache.ids(hits.positions), 1.0 - hits.distance
 
 
 def top_ids(pack: Pack, text: str, **kwargs: object) -> list[str]:
@@ -117,8 +117,9 @@ def test_utility_updated_elsewhere_is_not_served_stale(pack, tmp_root):
             schema=pa.schema([full.field("id"), full.field("utility")]),
         )
         other.store.merge(schemas.MEMORIES, row, "id", update=True, insert=False)
-    again = next(i for i in pack.search("chunk 3 of b.md").items if i.id == first.id)
-    assert again.utility == pytest.approx(0.75)
+    items = pack.search("chunk 3 of b.md", k=10).items
+    assert [i.utility for i in items if i.id == first.id] == [pytest.approx(0.75)]
+    assert cached(pack, "chunk 3 of b.md")[0] == exact(pack, "chunk 3 of b.md")[0]
 
 
 def test_vector_rewritten_elsewhere_is_not_served_stale(pack, tmp_root):
