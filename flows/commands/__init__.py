@@ -9,7 +9,7 @@ import importlib
 
 import typer
 
-COMMAND_MODULES: tuple[str, ...] = ("ingest", "serve", "evals", "query", "memory")
+COMMAND_MODULES: tuple[str, ...] = ("ingest", "serve", "evals", "query", "memory", "mcp")
 
 
 def register_all(app: typer.Typer) -> None:

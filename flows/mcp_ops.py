@@ -1,0 +1,164 @@
+"""What the MCP server adds to :mod:`flows.agent_tools`: scoped recall with filters,
+outcomes, resolution, maturity, and ingestion started in the background.
+
+Plain functions over an open Pack returning frozen dataclasses (the SDK publishes their
+fields as each tool's output schema). No MCP, Typer or Prefect imports here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flows.agent_tools import Recalled, Remembered, Rewarded, recalled_view
+from flows.agent_tools import remember as remember_memory
+from packs.errors import InvalidInput
+from packs.filters import MEMORY_FILTER_COLUMNS
+from packs.pack import Pack
+from packs.reward_sources import from_outcome
+from packs.scopes import SCOPE_KEY
+
+MAX_SOURCES = 100
+MAX_K = 100
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """``intrinsic_reward`` is None when the store is too cold to score the response."""
+
+    episode_id: str
+    intrinsic_reward: float | None
+    successes_compared: int
+    applied: int
+
+
+@dataclass(frozen=True)
+class MaturityView:
+    """The five maturity signals (MISSION.md) and the stage they put the Pack in."""
+
+    stage: str
+    episode_count: int
+    memory_count: int
+    knowledge_count: int
+    reward_count: int
+    q_variance: float | None
+    q_noise_floor: float | None
+    q_variance_ratio: float | None
+    hit_rate: float | None
+    coverage: float | None
+    feedback_density: float | None
+
+
+@dataclass(frozen=True)
+class IngestStarted:
+    """``run_id`` names the ingestion flow run (its Prefect flow-run name); ``log`` is
+    where the background run writes its progress."""
+
+    run_id: str
+    pack: str
+    sources: tuple[str, ...]
+    log: str
+
+
+def split_filters(
+    filters: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One flat ``filters`` object -> (column filters, metadata filters)."""
+    where: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+    for key, value in (filters or {}).items():
+        if key == SCOPE_KEY:
+            raise InvalidInput("Filter on a scope with the scope argument, not filters.")
+        if key in MEMORY_FILTER_COLUMNS:
+            where[key] = value
+        else:
+            metadata[key] = value
+    return where, metadata
+
+
+def recall(
+    pack: Pack, query: str, k: int | None, filters: Mapping[str, Any] | None,
+    scope: str | None, *, log: bool,
+) -> Recalled:  # fmt: skip
+    """A scoped ranking; ``log=True`` records an episode to reward (``recall``)."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K):
+        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}.")
+    where, metadata = split_filters(filters)
+    rank = pack.recall if log else pack.search
+    found = rank(query, k, where=where, metadata=metadata, scope=scope)
+    return recalled_view(pack.name, found)
+
+
+def remember(
+    pack: Pack, intent: str, response: str, *, outcome: str | None, polarity: str | None,
+    metadata: Mapping[str, Any] | None, scope: str | None,
+) -> Remembered:  # fmt: skip
+    """:func:`flows.agent_tools.remember` with the scope stored in the metadata."""
+    meta = dict(metadata or {})
+    if scope is not None:
+        if meta.get(SCOPE_KEY, scope) != scope:
+            raise InvalidInput("metadata names another scope than the call; pass it once.")
+        meta[SCOPE_KEY] = scope
+    return remember_memory(
+        pack, intent, response, outcome=outcome, polarity=polarity, metadata=meta or None
+    )
+
+
+def outcome(
+    pack: Pack, episode_id: str, amount: float, *, idempotency_key: str | None
+) -> Rewarded:
+    value = from_outcome(amount, pack.settings.rewards.outcome_scale)
+    result = pack.outcome(episode_id, amount, idempotency_key=idempotency_key)
+    return Rewarded(
+        pack.name, result.episode_id, "outcome", value, result.applied, result.duplicate,
+        dict(result.utilities),
+    )  # fmt: skip
+
+
+def resolve(
+    pack: Pack, episode_id: str, response: str, success: bool | None, *,
+    idempotency_key: str | None,
+) -> Resolved:  # fmt: skip
+    result = pack.resolve(episode_id, response, success, idempotency_key=idempotency_key)
+    rewards = (result.success_reward, result.intrinsic_reward)
+    applied = sum(r.applied for r in rewards if r is not None)
+    return Resolved(episode_id, result.intrinsic, result.neighbours, applied)
+
+
+def maturity(pack: Pack) -> MaturityView:
+    m = pack.maturity()
+    return MaturityView(
+        m.stage, m.episode_count, m.memory_count, m.knowledge_count, m.reward_count,
+        m.q_variance, m.q_noise_floor, m.q_variance_ratio, m.hit_rate, m.coverage,
+        m.feedback_density,
+    )  # fmt: skip
+
+
+def start_ingest(pack: str, root: str | None, sources: Sequence[str]) -> IngestStarted:
+    """Start ``wolfie ingest`` for ``sources`` in a background process; return at once.
+
+    The run is a separate process (not a thread of the server), so a long transcription
+    never blocks the agent's other calls and its output never reaches the MCP pipe.
+    """
+    if isinstance(sources, str) or not sources or len(sources) > MAX_SOURCES:
+        raise InvalidInput(f"sources must be a list of 1 to {MAX_SOURCES} URLs or paths.")
+    if not all(isinstance(s, str) and s.strip() and "\x00" not in s for s in sources):
+        raise InvalidInput("Every source must be a non-empty URL or path string.")
+    run_id = f"mcp-ingest-{uuid.uuid4().hex[:12]}"
+    log_dir = Path(tempfile.gettempdir()) / "wolfie-mcp-ingest"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"{run_id}.log"
+    command = [sys.executable, "-m", "flows.mcp_ingest", run_id, pack, root or "", *sources]
+    with open(log_path, "wb") as log:
+        subprocess.Popen(  # a fixed command: sources are arguments, never a shell
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env={**os.environ, "COLUMNS": "120"}, start_new_session=True,
+        )  # fmt: skip
+    return IngestStarted(run_id, pack, tuple(sources), str(log_path))
