@@ -92,11 +92,17 @@ def get_hook(name: str) -> Hook:
     point = _entry_points().get(name)
     if point is None:
         known = registered_hooks()
+        legacy = (
+            " It looks like an import path: Packs once stored those, and they are no longer "
+            "imported; register the function under this exact name to keep it."
+            if ":" in name
+            else ""
+        )
         raise InvalidSettings(
             f"No validation hook is registered as {name!r} (registered: {known or 'none'}). "
             "Register one with packs.hooks.register_hook(name, function) or the "
             f"{ENTRY_POINT_GROUP!r} entry-point group; settings name a hook, they can't "
-            "import code."
+            f"import code.{legacy}"
         )
     try:
         function = point.load()

@@ -245,7 +245,7 @@ def test_stored_settings_can_not_name_code_to_run(hashed, tmp_path):
     with pytest.raises(InvalidSettings, match="registered") as raised:
         hashed.validate(episode, f"open({str(marker)!r}, 'w').write('x')")
     assert not marker.exists()
-    assert "register_hook" in str(raised.value)
+    assert "register_hook" in str(raised.value) and "import path" in str(raised.value)
 
 
 def test_hooks_come_from_the_applications_registry(hashed):
