@@ -1,0 +1,1 @@
+"""Parts of ``benchmarks/recall_bench.py``: corpus, timing, the sections and the report."""
