@@ -13,8 +13,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.prefect_server import prefect_server
-
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "out" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -44,18 +42,13 @@ def chromium(url: str, profile: Path, *extra: str) -> str:
     return result.stdout
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("prefect-home")
-    with prefect_server(home) as running:
-        yield running
-
-
 def test_prefect_deploy_accepts_every_deployment(server):
     env = {**server.env, "WOLFIE_HOME": str(REPO)}
     run(
-        [sys.executable, "-m", "prefect", "work-pool", "create", "wolfie", "--type", "process"], env
-    )
+        [sys.executable, "-m", "prefect", "work-pool", "create", "wolfie", "--type", "process",
+         "--overwrite"],
+        env,
+    )  # fmt: skip
     output = run(
         [sys.executable, "-m", "prefect", "--no-prompt", "deploy", "--all",
          "--prefect-file", "deployments/prefect.yaml"],
@@ -63,13 +56,14 @@ def test_prefect_deploy_accepts_every_deployment(server):
     )  # fmt: skip
     deployments = httpx.post(f"{server.api}/deployments/filter", json={}, timeout=30).json()
     names = {d["name"] for d in deployments}
-    assert {"ingest-media", "recompute-utilities", "refresh-lessons", "pack-health",
-            "maintain-pack"} <= names, output  # fmt: skip
+    assert {"ingest-media", "ingest-documents", "recompute-utilities", "refresh-lessons",
+            "pack-health", "eval-pack", "maintain-pack"} <= names, output  # fmt: skip
     schedules = {
         d["name"]: [s["schedule"].get("cron") for s in d.get("schedules", [])] for d in deployments
     }
     assert schedules["recompute-utilities"] == ["*/15 * * * *"]
     assert schedules["maintain-pack"] == ["17 3 * * *"]
+    assert schedules["eval-pack"] == ["47 2 * * *"]
 
 
 def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
@@ -92,11 +86,13 @@ def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
         for a in httpx.post(f"{server.api}/artifacts/filter", json={}, timeout=30).json()
     }
     pages = {key: f"{server.url}/artifacts/artifact/{artifacts[key]['id']}" for key in
-             ("demo-success-by-epoch", "demo-ranking-change", "demo-health-chart")}  # fmt: skip
+             ("demo-success-by-epoch", "demo-ranking-change", "demo-health-chart",
+              "demo-utility-extremes")}  # fmt: skip
     expected = {
         "demo-success-by-epoch": "success_rate",
         "demo-ranking-change": "before",
         "demo-health-chart": "data:image/png;base64",
+        "demo-utility-extremes": "Lowest utility",
     }
     for key, url in pages.items():
         page_dom = chromium(url, profile, "--virtual-time-budget=30000", "--dump-dom")
