@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from flows.commands.render import ranking_table, text_panel
+from flows.commands.render import clip, ranking_table, text_panel
 
 
 def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh: bool) -> None:
@@ -32,19 +32,43 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
         f"Loaded {loaded['knowledge']} knowledge chunks and {loaded['memories']} memories "
         f"({loaded['merged']} merged as near-duplicates)."
     )
-    before, after = result["before"], result["after"]
-    console.print(ranking_table(f"Before learning: {before['query']!r}", before["items"]))
+    before, after, helpful = result["before"], result["after"], set(result["helpful"])
+    helps = ["yes" if i["id"] in helpful else "no" for i in before["items"]]
+    console.print(ranking_table(f"Before learning: {before['query']!r}", before["items"],
+                                helps, "helps?"))  # fmt: skip
     console.print(text_panel(before["prompt"], "Prompt block injected before learning"))
-    rates = Table(title="Rewarded episodes (+1 if a helpful item was injected, else -1)")
+    console.print(
+        "Rewarded episodes: an episode succeeds when a helpful item was injected. The "
+        "helpful items are acted on (+1), the others ignored (-0.3); a failed episode is "
+        "rated -1."
+    )
+    rates = Table()
     rates.add_column("epoch", justify="right")
     rates.add_column("success rate", justify="right")
     for epoch, rate in result["success_by_epoch"].items():
         rates.add_row(str(epoch), f"{rate:.0%}")
     console.print(rates)
-    console.print(ranking_table("After learning", after["items"]))
+    moved = [
+        f"{'yes' if item['id'] in helpful else 'no'}, {move}"
+        for item, move in zip(after["items"], result["moves"], strict=True)
+    ]
+    console.print(ranking_table(f"After learning: {after['query']!r}", after["items"], moved,
+                                "helps? before"))  # fmt: skip
+    console.print(_change_line(before, after, helpful))
     console.print(text_panel(after["prompt"], "Prompt block injected after learning"))
     if result["spoken"]:
         console.print(spoken_panel(result["spoken"]))
+
+
+def _change_line(before: dict[str, Any], after: dict[str, Any], helpful: set[str]) -> Text:
+    def name(item: dict[str, Any]) -> str:
+        verdict = "helps" if item["id"] in helpful else "does not help"
+        return f"{clip(item['text'], 60)!r} ({verdict})"
+
+    first, now = before["items"][0], after["items"][0]
+    if first["id"] == now["id"]:
+        return Text(f"The top item stayed {name(now)}.")
+    return Text.assemble(("Top item: ", "bold"), name(first), " -> ", name(now))
 
 
 def spoken_panel(spoken: dict[str, Any]) -> Panel:

@@ -21,13 +21,17 @@ def clip(text: str, width: int = TEXT_WIDTH) -> str:
 
 
 def ranking_table(
-    title: str, items: Sequence[dict[str, Any]], marks: Sequence[str] | None = None
+    title: str,
+    items: Sequence[dict[str, Any]],
+    marks: Sequence[str] | None = None,
+    mark_header: str = "",
 ) -> Table:
     """Ranked items as a table; ``marks`` adds a column (e.g. how each item moved)."""
     table = Table(title=Text(title), title_justify="left")
     columns = ("#", "kind", "text", "sim", "utility", "bonus", "score")
-    for column in columns[:3] + (("",) if marks else ()) + columns[3:]:
-        table.add_column(column, justify="left" if column in ("kind", "text", "") else "right")
+    for column in columns[:3] + ((mark_header,) if marks else ()) + columns[3:]:
+        left = column in ("kind", "text", mark_header)
+        table.add_column(column, justify="left" if left else "right")
     for rank, item in enumerate(items, start=1):
         text = Text(clip(item["text"]))
         if item["warning"]:

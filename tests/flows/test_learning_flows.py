@@ -152,7 +152,7 @@ def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
 def test_pack_health_appends_traces_and_publishes_a_chart(root):
     first = pack_health(pack="journal", root=root)
     second = pack_health(pack="journal", root=root)
-    assert first["episode_count"] == second["episode_count"] == 16
+    assert first["episode_count"] == second["episode_count"] == 24  # 12 demo episodes, 2 epochs
     with Pack.open("journal", root, read_only=True) as pack:
         assert pack.store.table(S.STATE_TRACES).count_rows() == 2
     found = artifacts("journal-health", "journal-health-chart")
