@@ -100,8 +100,10 @@ def eval_command(
     except WolfieError as exc:
         _fail(exc)
     table = Table(
-        title=f"Pack {pack!r} v{result['pack_version']} × {result['dataset']} "
-        f"({result['queries']} queries), run {result['run_id'][:8]}",
+        title=escape(
+            f"Pack {pack!r} v{result['pack_version']} × {result['dataset']} "
+            f"({result['queries']} queries), run {result['run_id'][:8]}"
+        ),
         title_justify="left",
     )
     for column in ("metric", "k", "value", "queries"):
@@ -128,15 +130,18 @@ def eval_runs_command(
             rows = trend(read_eval_runs(handle), metric, k)
     except WolfieError as exc:
         _fail(exc)
-    table = Table(title=f"{metric}@{k} over eval runs of Pack {pack!r}", title_justify="left")
+    title = escape(f"{metric}@{k} over eval runs of Pack {pack!r}")
+    table = Table(title=title, title_justify="left")
     for column in ("at", "run", "dataset", "pack version", "value"):
         table.add_column(column)
     for row in rows.iter_rows(named=True):
         table.add_row(
-            str(row["at"])[:19], row["run_id"][:8], row["dataset"],
+            str(row["at"])[:19], row["run_id"][:8], escape(row["dataset"]),
             str(row["pack_version"]), f"{row['value']:.3f}",
         )  # fmt: skip
-    console.print(table if rows.height else f"No {metric}@{k} results stored in {pack!r} yet.")
+    console.print(
+        table if rows.height else escape(f"No {metric}@{k} results stored in {pack!r} yet.")
+    )
 
 
 def _require_pack(pack: str, root: str | None) -> None:
