@@ -4,6 +4,7 @@ the import path. Fast: no server."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -51,6 +52,18 @@ def test_no_entrypoint_module_shadows_a_top_level_package():
         for folder in folders
         for module in folder.glob("*.py")
         if module.stem in packages
+    )
+    assert clashes == []
+
+
+def test_no_entrypoint_module_shadows_an_installed_or_standard_module():
+    """The same trap with a library: a ``flows/mcp.py`` would hide the ``mcp`` package
+    (and ``flows/json.py`` the standard library's) from every flow in the folder."""
+    folders = {(REPO / e.partition(":")[0]).parent for e in ENTRYPOINTS}
+    names = {m.stem for folder in folders for m in folder.glob("*.py")} - {"__init__"}
+    assert "learning" in names
+    clashes = sorted(
+        n for n in names if n in sys.stdlib_module_names or importlib.util.find_spec(n)
     )
     assert clashes == []
 
