@@ -5,8 +5,9 @@ the same vectors (docs/recall.md), so a Pack keeps the ``intent_embedding`` colu
 memory as a float32 matrix of unit vectors, with each row's ``_rowid`` and the columns
 Phase B reads (Arrow, so a 750-character chunk costs its bytes and no Python object).
 
-**Kept current by the table version**, checked on every search (``checkout_latest``,
-about 0.2 ms on a local folder). When it moved, the cache catches up incrementally:
+**Kept current by the table version**, checked on every search (``checkout_latest``;
+for a local table a ``stat`` of its ``_versions`` folder first tells whether any commit
+happened at all). When the version moved, the cache catches up incrementally:
 
 - Lance gives every new fragment a higher id than any before, and writes every update
   (``update``, ``merge_insert``, also of a few columns) as a delete plus a new row, so
@@ -27,6 +28,8 @@ maintenance built one).
 
 from __future__ import annotations
 
+import os
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +47,7 @@ _GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
 _DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
 _FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
 _MAX_CHUNKS = 64  # Arrow chunks of the cached columns before they are combined
+_SETTLE_NS = 1_000_000_000  # hand-set, far above any file-system timestamp tick
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class VectorCache:
         self.reloads = 0  # full reads, for tests and the benchmark
         self._table_key: int | None = None
         self._wanted: tuple[str, ...] = ("id",)
+        self._versions_dir: str | None = None
+        self._marker: tuple[int, int] | None = None
         self._clear()
 
     def _clear(self) -> None:
@@ -100,11 +106,15 @@ class VectorCache:
     def sync(self, table: Any, columns: Sequence[str] = ("id",)) -> bool:
         """Bring the cache to the table's latest version, with ``columns`` cached; False
         when it should stand aside (more rows than ``max_rows``)."""
-        table.checkout_latest()
-        version = int(table.version)
         wanted = tuple(dict.fromkeys(["id", *columns]))
         current = self._table_key == id(table) and wanted == self._wanted
+        marker = _commit_marker(self._versions_dir) if current else None
+        if marker is not None and marker == self._marker and self._version is not None:
+            return True  # no commit since the last check (a local table; see _commit_marker)
+        table.checkout_latest()
+        version = int(table.version)
         if current and version == self._version:
+            self._marker = marker
             return True
         live = int(table.count_rows())
         if live > self.max_rows:
@@ -112,10 +122,12 @@ class VectorCache:
             return False
         if not current or self._version is None:
             self._wanted, self._table_key = wanted, id(table)
+            self._versions_dir = _versions_dir(table)
             self._reload(table)
+            marker = None  # taken before the reload's own check: look again next time
         else:
             self._catch_up(table, live)
-        self._version = version
+        self._version, self._marker = version, marker
         return True
 
     def _reload(self, table: Any) -> None:
@@ -253,6 +265,34 @@ class VectorCache:
         # (measured 13 ms for 10 rows of a 100k-row table).
         rows = pa.concat_tables([self._columns.slice(int(p), 1) for p in positions])
         return {name: rows[name].to_pylist() for name in self._wanted}
+
+
+def _versions_dir(table: Any) -> str | None:
+    """The folder where Lance writes one manifest per commit, for a local table."""
+    uri = str(table.uri)
+    if "://" in uri and not uri.startswith("file://"):
+        return None
+    path = os.path.join(uri.removeprefix("file://"), "_versions")
+    return path if os.path.isdir(path) else None
+
+
+def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:
+    """(inode, mtime) of a local table's ``_versions`` folder, or None when unknown.
+
+    Every commit adds a manifest there, so an unchanged marker means no new version, and
+    one ``stat`` (microseconds) replaces a call into LanceDB's event loop (0.2 ms idle,
+    measured 10-16 ms on the loaded 2-core box). A folder changed within the last
+    :data:`_SETTLE_NS` gives None: two commits in one clock tick could share an mtime.
+    """
+    if versions_dir is None:
+        return None
+    try:
+        stat = os.stat(versions_dir)
+    except OSError:
+        return None
+    if time.time_ns() - stat.st_mtime_ns < _SETTLE_NS:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
 
 
 def _read(table: Any, columns: list[str], where: str | None) -> pa.Table:

@@ -7,12 +7,13 @@ what another handle just wrote: the cache must never answer from a stale table.
 from __future__ import annotations
 
 import hashlib
+import time
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from packs import KnowledgeChunk, Pack, schemas
+from packs import KnowledgeChunk, Pack, schemas, vector_cache
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.embeddings.cache import QueryEmbeddingCache
 from packs.retrieval import CANDIDATE_COLUMNS, phase_a
@@ -153,6 +154,23 @@ def test_compaction_and_own_flushes_keep_results_exact(pack):
     assert pack._vectors.rows == 1200
 
 
+def test_many_rows_moved_elsewhere_are_squeezed_out(pack, tmp_root):
+    """Past a quarter of superseded entries the cache rebuilds; filter masks too."""
+    clause = f"{visible_clause(None)} AND source = 'a.md'"
+    cached(pack, "chunk 40 of a.md", clause)  # a filter mask exists before the rebuild
+    with open_pack(tmp_root) as other:
+        ids = other.store.read_columns(schemas.MEMORIES, ["id"])["id"].to_pylist()[:500]
+        other.store.increment(schemas.MEMORIES, ids, "usage_count", 2)
+    for text in ("chunk 40 of a.md", "chunk 300 of b.md", "chunk 599 of b.md"):
+        assert cached(pack, text)[0] == exact(pack, text)[0]
+        assert cached(pack, text, clause)[0] == exact(pack, text, clause)[0]
+    assert pack._vectors.rows == pack._vectors._n == 1200  # rebuilt: no superseded entries
+    items = pack.search("chunk 40 of a.md", k=10).items
+    assert len({item.id for item in items}) == len(items) == 10
+    assert items[0].text == "chunk 40 of a.md"
+    assert [i.usage_count for i in items if i.id in ids] == [2] * sum(i.id in ids for i in items)
+
+
 @pytest.mark.parametrize(
     "filters",
     [
@@ -189,6 +207,27 @@ def test_read_only_handle_searches_and_sees_new_rows(pack, tmp_root):
     assert reader.search("chunk 9 of b.md").items[0].text == "chunk 9 of b.md"
     pack.add_knowledge([KnowledgeChunk("written after the reader opened", "late.md", 0)])
     assert reader.search("written after the reader opened").items[0].source == "late.md"
+
+
+def test_unchanged_local_table_skips_lancedb_until_a_commit(pack, tmp_root, monkeypatch):
+    """The ``_versions`` folder's mtime stands in for the version check only while no
+    commit happened; a write by another handle is still found at once."""
+    monkeypatch.setattr(vector_cache, "_SETTLE_NS", 50_000_000)
+    table = pack.store.table(schemas.MEMORIES)
+    checks = []
+    real = table.checkout_latest
+    monkeypatch.setattr(table, "checkout_latest", lambda: checks.append(1) or real())
+    time.sleep(0.1)
+    pack.search("first")  # loads the cache
+    pack.search("first again")  # checks the version, and records the settled marker
+    before = len(checks)
+    pack.search("second")
+    assert len(checks) == before  # nothing committed: no call into LanceDB
+    with open_pack(tmp_root) as other:
+        other.add_knowledge([KnowledgeChunk("written while the reader idled", "idle.md", 0)])
+    time.sleep(0.1)  # the folder has settled: only its changed mtime tells
+    assert pack.search("written while the reader idled").items[0].source == "idle.md"
+    assert len(checks) == before + 1
 
 
 def test_cache_stands_aside_above_max_rows(pack):
