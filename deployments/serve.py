@@ -7,12 +7,16 @@ schedules do not run on the ephemeral engine.
 
 Entrypoints are loaded exactly as Prefect's runner and workers load them: as a *script*
 (``load_flow_from_entrypoint`` on the file path), with the script's folder first on the
-import path. Importing a dotted module name instead would hide a module that shadows a
-package (``flows/evals.py`` once hid the ``evals`` package from every flow in ``flows/``).
+import path, in a fresh interpreter (:func:`check_entrypoints`). Importing a dotted module
+name, or loading in a process that already imported the package, would hide a module
+that shadows a package (``flows/evals.py`` once hid the ``evals`` package from every flow
+in ``flows/``, and every scheduled run Crashed).
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,17 +74,51 @@ def load_flow(entrypoint: str) -> Any:
         raise EntrypointError(f"{entrypoint}: {type(cause).__name__}: {cause}") from exc
 
 
+# What the runner's flow-run process does first, in a fresh interpreter: load the script.
+_LOADER = """
+import sys
+from prefect.flows import load_flow_from_entrypoint
+try:
+    load_flow_from_entrypoint(sys.argv[1], use_placeholder_flow=False)
+except Exception as exc:
+    cause = getattr(exc, "user_exc", None) or exc
+    print(f"{type(cause).__name__}: {cause}", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
 def check_entrypoints(
-    path: Path | None = None, base: Path | None = None
+    path: Path | None = None, base: Path | None = None, timeout_s: float = 300
 ) -> list[EntrypointFailure]:
-    """Every entrypoint that fails to load as the runner loads it (empty: all load)."""
+    """Every entrypoint that fails to load as the runner loads it (empty: all load).
+
+    Each loads in its own fresh interpreter, working in ``base`` (default: the
+    repository), as a flow-run process does: in this process a package imported
+    earlier would hide a module that shadows it.
+    """
+    base = (base or REPO).resolve()
+    entries = load_entries(path)
+    processes = [_spawn_loader(entry["entrypoint"], base) for entry in entries]
     failures = []
-    for entry in load_entries(path):
+    for entry, process in zip(entries, processes, strict=True):
         try:
-            load_flow(entrypoint_path(entry["entrypoint"], base))
-        except EntrypointError as exc:
-            failures.append(EntrypointFailure(entry["name"], entry["entrypoint"], str(exc)))
+            _, stderr = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            stderr = f"did not load within {timeout_s:.0f} s"
+        if process.returncode != 0:
+            lines = stderr.strip().splitlines() or [f"exit status {process.returncode}"]
+            error = f"{entry['entrypoint']}: {lines[-1]}"
+            failures.append(EntrypointFailure(entry["name"], entry["entrypoint"], error))
     return failures
+
+
+def _spawn_loader(entrypoint: str, base: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _LOADER, entrypoint], cwd=base, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
 
 
 def runner_deployments(

@@ -47,14 +47,15 @@ def register(app: typer.Typer) -> None:
         if failures:
             console.print(
                 f"{len(failures)} deployment(s) would crash on every run. Fix the import "
-                "(no module in an entrypoint folder may share a name with a package)."
+                "(no module in an entrypoint folder may share a name with a package).",
+                soft_wrap=True,
             )
-            raise typer.Exit(2)
+            raise SystemExit(2)
         try:
             deployments = runner_deployments(pack, root, prefect_file, base)
         except EntrypointError as exc:
             console.print(f"[red]Cannot load a deployment:[/red] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+            raise SystemExit(2) from exc
         for deployment in deployments:
             when = ", ".join(s.schedule.cron for s in deployment.schedules) or "on demand"
             console.print(
@@ -67,7 +68,7 @@ def register(app: typer.Typer) -> None:
                 "[red]Schedules need a Prefect server.[/red] Start one with "
                 "`prefect server start` and set PREFECT_API_URL=http://127.0.0.1:4200/api."
             )
-            raise typer.Exit(2)
+            raise SystemExit(2)
         from prefect import serve as prefect_serve
 
         prefect_serve(*deployments)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from deployments.serve import REPO, check_entrypoints, load_entries
+from deployments.serve import REPO, check_entrypoints, load_entries, load_flow
 
 ENTRYPOINTS = sorted({entry["entrypoint"] for entry in load_entries()})
 
@@ -86,11 +86,14 @@ def write_shadowing_project(tmp: Path) -> Path:
 
 
 def test_serve_check_sees_a_shadowed_package(tmp_path, monkeypatch):
-    """Bug: ``wolfie serve --check`` imported dotted module names (``flows.learning``),
-    which hides shadowing, so it passed while every deployed run Crashed."""
+    """Bug: ``wolfie serve --check`` imported dotted module names (``flows.learning``) in
+    its own process, where the real package was already imported; that hides shadowing,
+    so it passed while every deployed run Crashed."""
     yaml_path = write_shadowing_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # the dotted import would now succeed
+    importlib.import_module("probe_wolfie_pkg.sub")  # as `evals` is in wolfie's process
+    assert load_flow("probe_flows/job.py:job").name == "job"  # in-process: masked
     failures = check_entrypoints(yaml_path, tmp_path)
     assert [f.deployment for f in failures] == ["job"]
     assert "probe_wolfie_pkg" in failures[0].error and "not a package" in failures[0].error
