@@ -15,8 +15,8 @@ import polars as pl
 import pyarrow as pa
 
 from evals.metrics import MetricResult
-from packs import schemas
 from packs.pack import Pack
+from packs.store import schemas
 
 
 def write_eval_run(

@@ -34,12 +34,12 @@ import numpy as np
 
 from evals.evalset import check_known_ids, load_eval_set, row_id
 from evals.learning import METHODS, BenchQuery, Method, MethodRun, Rewards, run_method
-from packs import schemas
 from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
-from packs.context import PRIORS
 from packs.embeddings import EmbeddingProvider, Vectors, default_embedder
 from packs.errors import InvalidInput
 from packs.pack import Pack
+from packs.recall.context import PRIORS
+from packs.store import schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT / "data" / "evals" / "manpages"

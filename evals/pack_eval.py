@@ -21,12 +21,12 @@ from datetime import UTC, datetime
 from evals.context_metrics import ContextSample, context_results
 from evals.evalset import EvalSet, check_known_ids, row_id
 from evals.metrics import MetricResult, RankedQuery, RunContext, retrieval_results
-from packs import schemas
 from packs.embeddings import EmbeddingInfo
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import EmbeddingMismatch, InvalidInput
-from packs.filters import in_clause
 from packs.pack import Pack
+from packs.store import schemas
+from packs.store.filters import in_clause
 
 DEFAULT_KS = (1, 3, 5, 10)
 

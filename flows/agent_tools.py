@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from packs.catalog import PackInfo, list_packs
 from packs.errors import InvalidInput, InvalidReward
 from packs.pack import Pack
 from packs.records import FeedbackResult, Recall, RecalledItem
+from packs.store.catalog import PackInfo, list_packs
 
 POLARITIES = ("success", "failure")
 

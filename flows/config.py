@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from packs.errors import InvalidSettings
-from packs.lessons import LessonWriter, OpenAIChatLessonWriter, TemplateLessonWriter
+from packs.lessons.writers import LessonWriter, OpenAIChatLessonWriter, TemplateLessonWriter
 
 
 class LessonWriterSettings(BaseSettings):

@@ -20,7 +20,7 @@ from prefect.states import State
 from packs.errors import IngestFailed
 from packs.ingest.report import STEPS, ItemOutcome, failure_message, summary_row, totals
 from packs.ingest.upsert import UPSERT_BATCH
-from packs.rows import stable_hash
+from packs.store.rows import stable_hash
 from tasks.ingest_tasks import (
     chunk_task,
     download_task,

@@ -20,10 +20,10 @@ from typing import Any
 from flows.agent_tools import Recalled, Remembered, Rewarded, recalled_view
 from flows.agent_tools import remember as remember_memory
 from packs.errors import InvalidInput
-from packs.filters import MEMORY_FILTER_COLUMNS
 from packs.pack import Pack
-from packs.reward_sources import from_outcome
-from packs.scopes import SCOPE_KEY
+from packs.recall.scopes import SCOPE_KEY
+from packs.rewards.sources import from_outcome
+from packs.store.filters import MEMORY_FILTER_COLUMNS
 
 MAX_SOURCES = 100
 MAX_K = 100

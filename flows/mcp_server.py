@@ -8,7 +8,7 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
   ``signal``, ``outcome``, ``resolve``) with the recall's ``episode_id`` once the outcome
   is known; ``remember`` what was learned.
 - **Scopes**: a call may name a ``scope`` (a user or session). It is stored as metadata
-  and enforced in recall filters (``packs/scopes.py``). A server started with a scope is
+  and enforced in recall filters (``packs/recall/scopes.py``). A server started with a scope is
   pinned to it: a call naming another scope is refused.
 - **Read-only**: ``--read-only`` opens the Pack read-only and registers only ``search``
   and ``maturity``.

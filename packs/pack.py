@@ -24,7 +24,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from packs import schemas
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, default_embedder
 from packs.embeddings.base import check_vectors
 from packs.embeddings.cache import QueryEmbeddingCache
@@ -37,29 +36,30 @@ from packs.errors import (
     TransientError,
     UnknownMemory,
 )
-from packs.filters import sql_literal, where_clause
-from packs.journal import Journal, learned_of
-from packs.learning import LearningMixin
-from packs.prompt import render_prompt
-from packs.query import query_table, versions
-from packs.records import (
-    KnowledgeChunk,
-    Recall,
-    RememberResult,
-)
-from packs.retrieval import phase_a, phase_b, vector_query
-from packs.rows import knowledge_row, memory_row, merge_row
-from packs.scopes import (
+from packs.recall.phases import phase_a, phase_b, vector_query
+from packs.recall.prompt import render_prompt
+from packs.recall.scopes import (
     SCOPE_KEY,
     check_scope,
     same_scope_clause,
     scoped_metadata,
     visible_clause,
 )
+from packs.recall.vector_cache import VectorCache
+from packs.records import (
+    KnowledgeChunk,
+    Recall,
+    RememberResult,
+)
+from packs.rewards.service import LearningMixin
 from packs.settings import PackSettings
-from packs.storage import PackStore, locate
+from packs.store import schemas
+from packs.store.filters import sql_literal, where_clause
+from packs.store.gateway import PackStore, locate
+from packs.store.journal import Journal, learned_of
+from packs.store.query import query_table, versions
+from packs.store.rows import knowledge_row, memory_row, merge_row
 from packs.validation import check_metadata, check_seconds, check_text
-from packs.vector_cache import VectorCache
 
 log = logging.getLogger(__name__)
 
@@ -455,7 +455,7 @@ class Pack(LearningMixin):
         ``k`` overrides k2. ``where`` filters columns (``source``, ``title``...),
         ``metadata`` filters on metadata keys, ``kind`` picks memories or knowledge.
         ``scope`` sees that scope's rows and the shared ones; without a scope only the
-        shared rows are seen (``packs/scopes.py``).
+        shared rows are seen (``packs/recall/scopes.py``).
         The returned ``episode_id`` is what :meth:`feedback` rewards.
         """
         if self.read_only:

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from packs.context import PRIORS
 from packs.errors import InvalidSettings
-from packs.reward_wiring import RewardWiring
+from packs.recall.context import PRIORS
+from packs.rewards.wiring import RewardWiring
 
 # Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
 # because a false merge loses a memory while a missed merge only stores a near-copy).
@@ -48,7 +48,7 @@ class PackSettings:
     context_theta: float = 0.8
     context_kappa: float = 0.2
     context_history: int = 16
-    context_prior: str = "never-helped"  # or "negative", "global" (packs/context.py)
+    context_prior: str = "never-helped"  # or "negative", "global" (packs/recall/context.py)
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:

@@ -8,7 +8,7 @@ How to run, from the repository root with the project's virtualenv active::
 The S3 targets run against a moto server this script starts on 127.0.0.1, reached once
 through explicit ``storage_options`` and once through the ``AWS_*`` variables. Every
 check uses a fresh Pack and the real offline embedder. The checks themselves live in
-``tests/support/engine_checks.py``, shared with ``tests/packs/test_engine_s3.py``.
+``tests/support/engine_checks.py``, shared with ``tests/packs/store/test_engine_s3.py``.
 Exit status: 0 when every check passes, 1 otherwise.
 """
 

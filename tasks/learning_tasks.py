@@ -14,12 +14,12 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from evals.health_chart import health_chart_png, markdown_image
 from flows.config import build_lesson_writer
-from packs import schemas
 from packs.errors import EmptyPack
-from packs.lesson_refresh import refresh_lessons
-from packs.maintenance import maintain
+from packs.lessons.refresh import refresh_lessons
 from packs.pack import Pack
-from packs.utility_report import utility_extremes
+from packs.rewards.utility_report import utility_extremes
+from packs.store import schemas
+from packs.store.maintenance import maintain
 from tasks.retry import retry_transient
 
 RETRIES: dict[str, Any] = {

@@ -10,7 +10,7 @@ from prefect import task
 from evals.episodes import load_episodes, run_epochs, success_by_epoch
 from packs.bundles import load_bundle
 from packs.pack import Pack
-from packs.prompt import render_prompt
+from packs.recall.prompt import render_prompt
 from tasks.retry import retry_transient
 
 

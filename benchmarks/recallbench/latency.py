@@ -24,7 +24,7 @@ import numpy as np
 
 from packs import Pack, schemas
 from packs.embeddings import EmbeddingProvider, default_embedder
-from packs.retrieval import CANDIDATE_COLUMNS
+from packs.recall.phases import CANDIDATE_COLUMNS
 
 from .corpus import build_pack, generate_sentences
 from .stats import LatencyStats

@@ -154,8 +154,8 @@ def _require_pack(pack: str, root: str | None) -> None:
 
 def _store_eval_set(pack: str, root: str | None, eval_set: str | None, create: bool) -> str:
     """Store the ``--eval-set`` file with the Pack; returns the name it is stored under."""
-    from packs.eval_sets import store_eval_set
     from packs.pack import Pack
+    from packs.store.eval_sets import store_eval_set
 
     if eval_set is None or not Path(eval_set).is_file():
         raise InvalidInput(f"--store needs --eval-set FILE (a JSONL file); got {eval_set!r}.")

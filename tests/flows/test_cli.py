@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.commands.query import parse_where
 from packs import KnowledgeChunk, Pack
-from packs.query import AllOf
+from packs.store.query import AllOf
 
 REPO = Path(__file__).resolve().parents[2]
 MARKUP_INTENT = "Closed the trade [/red] and [bold]panicked"

@@ -31,9 +31,9 @@ import pyarrow as pa
 import pytest
 
 from packs import Pack, schemas
-from packs.lesson_refresh import refresh_lessons
-from packs.lessons import TemplateLessonWriter
-from packs.storage import PackStore
+from packs.lessons.refresh import refresh_lessons
+from packs.lessons.writers import TemplateLessonWriter
+from packs.store.gateway import PackStore
 from tests.support.crash import (
     LEARNING_STEPS,
     MEDIA_STEPS,

@@ -12,8 +12,8 @@ from flows.demo import DEMO_DIR
 from flows.evaluation import eval_flow
 from packs import Pack
 from packs.bundles import load_bundle
-from packs.eval_sets import EvalSetNotFound, read_eval_set
 from packs.records import KnowledgeChunk
+from packs.store.eval_sets import EvalSetNotFound, read_eval_set
 from tests.support.eval_data import write_slice
 
 

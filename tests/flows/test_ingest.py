@@ -26,7 +26,7 @@ from packs.ingest.download import media_id_of
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcribe import TranscribeOptions
 from packs.ingest.transcript import iter_segments
-from packs.rows import knowledge_id
+from packs.store.rows import knowledge_id
 from tests.support.media import Clips, Spoken, make_clips, serve
 
 pytestmark = [pytest.mark.slow]

@@ -22,11 +22,11 @@ from evals.episodes import load_episodes, run_epochs
 from flows.demo import DEMO_DIR
 from flows.learning import maintain_pack, pack_health, recompute_utilities, refresh_lessons_flow
 from packs import Pack
-from packs import schemas as S
 from packs.bundles import load_bundle
 from packs.errors import EmptyPack, PackNotFound, SchemaVersionError
 from packs.records import KnowledgeChunk
-from packs.rows import knowledge_row
+from packs.store import schemas as S
+from packs.store.rows import knowledge_row
 from tests.support.json_server import Reply, chat_reply, json_server
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from packs import Pack, WolfieError
-from packs import schemas as S
+from packs.store import schemas as S
 from tests.support.packs import table_versions
 
 NASTY = [

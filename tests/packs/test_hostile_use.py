@@ -27,7 +27,6 @@ from hypothesis import strategies as st
 import packs.embeddings.base as embeddings_base
 import packs.pack as pack_module
 from packs import KnowledgeChunk, Pack, WolfieError
-from packs import schemas as S
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.errors import (
     InvalidEmbedding,
@@ -39,9 +38,10 @@ from packs.errors import (
     UnwritableRows,
     is_transient,
 )
-from packs.filters import tag
 from packs.hooks import register_hook, registered_hooks, unregister_hook
-from packs.storage import PackLocation, locate, storage_step
+from packs.store import schemas as S
+from packs.store.filters import tag
+from packs.store.gateway import PackLocation, locate, storage_step
 from tests.support.packs import HashEmbedder
 
 ALPHA = 0.3
@@ -403,7 +403,7 @@ def test_tags_are_injective(k1, v1, k2, v2):
 
     if (k1, text(v1)) != (k2, text(v2)):
         assert tag(k1, v1) != tag(k2, v2)
-    assert "=" in tag(k1, v1)  # packs/scopes.py relies on it
+    assert "=" in tag(k1, v1)  # packs/recall/scopes.py relies on it
 
 
 def test_legacy_tags_still_match():
@@ -485,7 +485,7 @@ def test_the_seen_idempotency_keys_are_bounded(hashed):
 
 
 def test_the_key_bound_is_documented():
-    from packs.journal import SEEN_KEYS_BOUND
+    from packs.store.journal import SEEN_KEYS_BOUND
 
     assert 1_000 <= SEEN_KEYS_BOUND <= 100_000
     text = " ".join(Path("docs/durability.md").read_text().split())

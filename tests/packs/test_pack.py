@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs import schemas as S
 from packs.errors import InvalidSettings, PackNotFound, ReadOnlyPack, SchemaVersionError
+from packs.store import schemas as S
 
 
 def rows(pack, table, where=None):

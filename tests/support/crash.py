@@ -95,7 +95,7 @@ class Trap:
     @contextlib.contextmanager
     def installed(self) -> Iterator[Trap]:
         from packs.ingest.checkpoints import CheckpointStore
-        from packs.storage import PackStore
+        from packs.store.gateway import PackStore
 
         originals = [
             (CheckpointStore, "put_bytes"), (CheckpointStore, "put_file"), (PackStore, "_commit"),

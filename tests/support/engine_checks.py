@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from packs import KnowledgeChunk, Pack, Recall
-from packs import schemas as S
 from packs.errors import PackNotFound, ReadOnlyPack
+from packs.store import schemas as S
 
 ALPHA = 0.3  # PackSettings.alpha default (MemRL)
 Q_AFTER_WIN = 0.0 + ALPHA * (1.0 - 0.0)  # 0.3

@@ -8,7 +8,7 @@ import numpy as np
 
 from packs import Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
-from packs.schemas import all_schemas
+from packs.store.schemas import all_schemas
 
 
 def table_versions(pack: Pack) -> dict[str, tuple[int, int]]:

@@ -1,0 +1,82 @@
+"""Scopes: one Pack serving many users or sessions without leaking memories between them.
+
+A scope is stored as the metadata key ``scope`` of a memory or chunk. Rows that carry a
+scope also carry the tag :data:`SCOPED_TAG`, which no metadata item can produce (metadata
+tags always hold a ``=``), so "shared" (no scope) is one indexed test, not a scan of
+JSON.
+
+Visibility, enforced in the ``where`` clause of every recall and search:
+
+- a caller in scope ``S`` sees the rows of ``S`` and the shared rows;
+- a caller without a scope sees the shared rows only.
+
+A memory's id and its near-duplicate search are per scope too, so the same words
+remembered by two users stay two memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from packs.errors import InvalidInput
+from packs.store.filters import sql_literal, tag
+
+SCOPE_KEY = "scope"
+SCOPED_TAG = "wolfie:scoped"  # has no "=": no metadata item can collide with it
+MAX_SCOPE_CHARS = 256
+
+
+def check_scope(scope: object) -> str | None:
+    """``None`` (shared) or a non-empty str of at most :data:`MAX_SCOPE_CHARS`."""
+    if scope is None:
+        return None
+    if not isinstance(scope, str) or not scope.strip():
+        raise InvalidInput(f"scope must be a non-empty str or None, got {scope!r}.")
+    if len(scope) > MAX_SCOPE_CHARS or "\x00" in scope:
+        raise InvalidInput(
+            f"scope must be at most {MAX_SCOPE_CHARS} characters without NUL bytes."
+        )
+    return scope
+
+
+def scoped_metadata(metadata: Mapping[str, Any], scope: str | None) -> dict[str, Any]:
+    """``metadata`` with the scope stored under :data:`SCOPE_KEY`.
+
+    A ``scope`` key already in ``metadata`` must agree: it can't be used to write into
+    another user's scope.
+    """
+    meta = dict(metadata)
+    given = meta.get(SCOPE_KEY)
+    if scope is None:
+        if given is not None:
+            check_scope(given)
+        return meta
+    if given is not None and given != scope:
+        raise InvalidInput(
+            f"metadata scope {given!r} differs from the call's scope {scope!r}; "
+            "pass the scope once, as scope=."
+        )
+    meta[SCOPE_KEY] = scope
+    return meta
+
+
+def scope_tags(metadata: Mapping[str, Any]) -> list[str]:
+    """The extra tag a scoped row carries (none for a shared row)."""
+    return [SCOPED_TAG] if metadata.get(SCOPE_KEY) is not None else []
+
+
+def visible_clause(scope: str | None) -> str:
+    """Rows a caller in ``scope`` may see: its own scope and the shared rows."""
+    shared = f"NOT array_has(tags, {sql_literal(SCOPED_TAG)})"
+    if scope is None:
+        return f"(tags IS NULL OR {shared})"
+    own = f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
+    return f"(tags IS NULL OR {shared} OR {own})"
+
+
+def same_scope_clause(scope: str | None) -> str:
+    """Rows of exactly ``scope`` (the shared rows for ``None``): where duplicates live."""
+    if scope is None:
+        return visible_clause(None)
+    return f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
