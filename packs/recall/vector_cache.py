@@ -101,6 +101,12 @@ class VectorCache:
         """Live rows cached."""
         return len(self._position)
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held: the vector matrix (spare rows included) and the cached columns."""
+        columns = 0 if self._columns is None else self._columns.nbytes
+        return int(self._matrix.nbytes + self._rowids.nbytes + columns)
+
     # --- keeping current ------------------------------------------------------------------
 
     def sync(self, table: Any, columns: Sequence[str] = ("id",)) -> bool:
@@ -154,7 +160,9 @@ class VectorCache:
         data = data.take(pa.array(np.argsort(data["_rowid"].to_numpy(), kind="stable")))
         end = self._n + data.num_rows
         if end > len(self._matrix):
-            grown = np.zeros((int(end * _GROWTH) + 16, self.dim), dtype=np.float32)
+            # A full load takes what it needs; later appends leave spare rows.
+            capacity = end if self._n == 0 else int(end * _GROWTH) + 16
+            grown = np.zeros((capacity, self.dim), dtype=np.float32)
             grown[: self._n] = self._matrix[: self._n]
             alive = np.zeros(len(grown), dtype=bool)
             alive[: self._n] = self._alive[: self._n]

@@ -52,6 +52,19 @@ def open_pack(root: object, **kwargs: object) -> Pack:
     return Pack.open("cache", root, embedder=SeededEmbedder(), settings=OPEN_ALL, **kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.s3
+def test_on_s3_rows_written_by_another_handle_are_found_at_once(s3):
+    """No _versions folder to stat on S3: every search checks the version."""
+    root, options = s3.fresh_root("vector-cache"), s3.storage_options
+    with open_pack(root, storage_options=options) as pack:
+        pack.add_knowledge(chunks(50))
+        assert pack.search("chunk 7 of doc.md").items[0].text == "chunk 7 of doc.md"
+        with open_pack(root, storage_options=options) as other:
+            other.add_knowledge([KnowledgeChunk("stored from elsewhere", "s3.md", 0)])
+        assert pack.search("stored from elsewhere").items[0].source == "s3.md"
+        assert cached(pack, "chunk 9 of doc.md")[0] == exact(pack, "chunk 9 of doc.md")[0]
+
+
 @pytest.fixture
 def pack(tmp_root):
     with open_pack(tmp_root) as handle:
