@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from packs import KnowledgeChunk, Pack, schemas
+from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
+from packs.store import schemas
 from packs.store.rows import knowledge_row, memory_id
 
 BUILD_BATCH = 25_000  # rows per append commit while building a Pack

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packs import Pack, schemas
+from packs import Pack
+from packs.store import schemas
 
 from .latency import WriteTracker
 from .stats import LatencyStats

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from packs import Pack, schemas
+from packs import Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
 from packs.recall.phases import CANDIDATE_COLUMNS
+from packs.store import schemas
 
 from .corpus import build_pack, generate_sentences
 from .stats import LatencyStats

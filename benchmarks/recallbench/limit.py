@@ -26,10 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from packs import Pack, schemas
+from packs import Pack
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a, vector_query
 from packs.recall.scopes import visible_clause
 from packs.records import Recall
+from packs.store import schemas
 
 from .corpus import WordHashEmbedder, build_knowledge_pack
 from .stats import LatencyStats, interleaved, rss_mib

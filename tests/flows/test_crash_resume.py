@@ -30,9 +30,10 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from packs import Pack, schemas
+from packs import Pack
 from packs.lessons.refresh import refresh_lessons
 from packs.lessons.writers import TemplateLessonWriter
+from packs.store import schemas
 from packs.store.gateway import PackStore
 from tests.support.crash import (
     LEARNING_STEPS,

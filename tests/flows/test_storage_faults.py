@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.learning import recompute_utilities
-from packs import Pack, schemas
+from packs import Pack
 from packs.errors import StorageError, TransientStorageError, is_transient
+from packs.store import schemas
 from tests.support.packs import table_versions
 from tests.support.proxy import FaultyHttpProxy, faulty_http_proxy
 from tests.support.s3 import S3Endpoint

@@ -13,11 +13,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from packs import KnowledgeChunk, Pack, schemas, vector_cache
+from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.embeddings.cache import QueryEmbeddingCache
+from packs.recall import vector_cache
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.recall.scopes import visible_clause
+from packs.store import schemas
 
 DIM = 32
 OPEN_ALL = {"delta": -1.0, "k1": 10, "k2": 3}  # no similarity floor: compare whole top-k1
