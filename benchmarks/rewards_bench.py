@@ -101,7 +101,7 @@ def bench_replay(n: int, repeats: int) -> dict[str, Any]:
         pack.store.append(S.REWARD_EVENTS, synthetic_events(n, 10_000))
         started = time.perf_counter()
         # the columns rebuild_utilities() reads (packs.rewards.replay.REPLAY_COLUMNS), for both
-        arrow = pack.store.read_columns(S.REWARD_EVENTS, list(REPLAY_COLUMNS))
+        arrow = pack.store.scan(S.REWARD_EVENTS, list(REPLAY_COLUMNS))
         read_s = time.perf_counter() - started
     times: dict[str, list[float]] = {"polars": [], "loop": []}
     result: dict[str, Any] = {}

@@ -51,9 +51,9 @@ def read_eval_runs(pack: Pack, run_id: str | None = None) -> pl.DataFrame:
     """Every stored result (or one run's), oldest first; empty when never evaluated."""
     if not pack.store.has_table(schemas.EVAL_RUNS):
         return cast(pl.DataFrame, pl.from_arrow(schemas.EVAL_RUNS_SCHEMA.empty_table()))
-    table = pack.store.table(schemas.EVAL_RUNS)
-    table.checkout_latest()
-    frame = cast(pl.DataFrame, pl.from_arrow(table.to_arrow()))
+    pack.store.latest_version(schemas.EVAL_RUNS)  # other handles' runs too
+    rows = pack.store.scan(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA.names)
+    frame = cast(pl.DataFrame, pl.from_arrow(rows))
     if run_id is not None:
         frame = frame.filter(pl.col("run_id") == run_id)
     return frame.sort(["at", "metric", "k"])

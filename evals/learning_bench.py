@@ -151,7 +151,7 @@ def run_bench(
     embedder = CachingEmbedder(default_embedder())
     base = build_base(config.corpus, config.cache or config.out / "cache", embedder)
     with Pack.open(BASE_PACK, base, read_only=True) as pack:
-        known = set(pack.store.read_columns(schemas.MEMORIES, ["id"])["id"].to_pylist())
+        known = set(pack.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist())
     train, heldout = bench_queries(config, known)
     rng = np.random.default_rng(config.seed)
     orders = [rng.permutation(len(train)).tolist() for _ in range(config.epochs)]

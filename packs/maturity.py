@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+
+from packs.store import schemas
+from packs.store.gateway import PackStore
 
 COLD_EPISODES = 20
 WARM_EPISODES = 200
@@ -109,3 +113,21 @@ def _stage(
     learned = (ratio or 0.0) >= WARM_VARIANCE_RATIO or (hits or 0.0) >= WARM_HIT_RATE
     warm = episodes >= WARM_EPISODES and (density or 0.0) >= WARM_FEEDBACK_DENSITY and learned
     return "warm" if warm else "warming"
+
+
+def measure_maturity(store: PackStore, alpha: float, *, record: bool) -> Maturity:
+    """Read the tables :func:`compute_maturity` needs (the caller flushes first);
+    ``record`` appends the result to ``state_traces``."""
+    memories = store.scan(schemas.MEMORIES, ["kind", "utility", "reward_count"])
+    rewards = store.scan(
+        schemas.REWARD_EVENTS, ["episode_id", "memory_id", "value", "weight", "idempotency_key"]
+    )
+    injected = store.scan(schemas.RETRIEVAL_LOG, ["item_id"], "injected = true")
+    result = compute_maturity(
+        datetime.now(UTC), alpha, pl.DataFrame(memories), store.count(schemas.EPISODES),
+        pl.DataFrame(rewards), pl.DataFrame(injected),
+    )  # fmt: skip
+    if record:
+        row = pa.Table.from_pylist([result.to_row()], schema=schemas.STATE_TRACES_SCHEMA)
+        store.append(schemas.STATE_TRACES, row)
+    return result

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import polars as pl
+
 
 @dataclass(frozen=True)
 class KnowledgeChunk:
@@ -79,3 +81,37 @@ class FeedbackResult:
     applied: int  # memories whose utility moved
     duplicate: bool  # True when the idempotency key was seen before
     utilities: dict[str, float]
+
+
+@dataclass(frozen=True)
+class VoteResult:
+    winner: str | None  # the normalised majority answer; None on a tie (nobody rewarded)
+    counts: dict[str, int]
+    rewards: dict[str, FeedbackResult]  # per attempt (episode id)
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    passed: bool | None  # None: the hook raised, hung or returned a non-bool
+    flagged: bool  # True unless the output passed: don't ship it unchecked
+    error: str | None
+    reward: FeedbackResult | None
+
+
+@dataclass(frozen=True)
+class ResolveResult:
+    episode_id: str
+    intrinsic: float | None  # r_int before weighting; None when the store is too cold
+    neighbours: int  # successful neighbours that qualified
+    success_reward: FeedbackResult | None
+    intrinsic_reward: FeedbackResult | None
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    memories: int
+    events: int
+    changed: int
+    max_utility_drift: float
+    max_confidence_drift: float
+    drift: pl.DataFrame  # id, utility (online), rebuilt_utility, confidence, rebuilt_confidence

@@ -119,3 +119,12 @@ def _check_range(
     if not math.isfinite(number) or below or number > high:
         bracket = "(" if low_open else "["
         raise InvalidSettings(f"{name}={value!r} is outside {bracket}{low}, {high}].")
+
+
+@dataclass
+class ActiveSettings:
+    """The settings an open Pack works by now, and their stored version. Shared by the
+    Pack's services, so a :meth:`Pack.configure` reaches every one of them."""
+
+    value: PackSettings
+    version: int

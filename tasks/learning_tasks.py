@@ -102,7 +102,9 @@ def pack_health_task(pack: str, root: str | None) -> dict[str, Any]:
     """Compute the maturity signals, append them to state_traces, return all traces."""
     with Pack.open(pack, root, create=False) as handle:
         current = handle.maturity(record=True)
-        traces = handle.store.table(schemas.STATE_TRACES).to_arrow().to_pylist()
+        traces = handle.store.scan(
+            schemas.STATE_TRACES, schemas.STATE_TRACES_SCHEMA.names
+        ).to_pylist()
     traces.sort(key=lambda t: t["at"])
     return {"current": current.to_row(), "traces": traces}
 

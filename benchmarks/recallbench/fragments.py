@@ -59,8 +59,8 @@ def table_states(pack: Pack) -> dict[str, TableState]:
     return {
         name: TableState(
             fragments=store.fragment_count(name),
-            versions=len(store.table(name).list_versions()),
-            rows=int(store.table(name).count_rows()),
+            versions=len(store.versions(name)),
+            rows=store.count(name),
         )
         for name in TABLES
     }
@@ -68,10 +68,7 @@ def table_states(pack: Pack) -> dict[str, TableState]:
 
 def learned_totals(pack: Pack) -> tuple[int, int]:
     """Sums of ``usage_count`` and ``reward_count`` over every stored row."""
-    table = pack.store.table(schemas.MEMORIES)
-    data = (
-        table.search().select(["usage_count", "reward_count"]).limit(table.count_rows()).to_arrow()
-    )
+    data = pack.store.scan(schemas.MEMORIES, ["usage_count", "reward_count"])
     return int(data["usage_count"].to_numpy().sum()), int(data["reward_count"].to_numpy().sum())
 
 

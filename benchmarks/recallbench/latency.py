@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import numpy as np
 
 from packs import Pack
@@ -123,8 +124,8 @@ def train_context(pack: Pack, texts: Sequence[str], recalls: int, seed: int) -> 
         recall = pack.recall(rng.choice(texts))
         pack.feedback(recall.episode_id or "", rng.choice((1.0, -1.0)))
     pack.flush()
-    pack._journal.load_context()
-    return len(pack._journal.context)
+    pack._recall.load_context()
+    return len(pack._recall.context)
 
 
 def latency_paths(
@@ -132,7 +133,7 @@ def latency_paths(
 ) -> dict[str, Callable[[str], object]]:
     """``pack`` ranks with the Pack default (contextual utility), ``plain`` is a second
     handle on the same tables with ``utility_mode="global"`` (plain MemRL)."""
-    table = pack.store.table(schemas.MEMORIES)
+    table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
     k1 = pack.settings.k1
 
     def raw(query: str) -> object:

@@ -24,13 +24,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import lancedb
 import numpy as np
 
 from packs import Pack
-from packs.recall.phases import CANDIDATE_COLUMNS, phase_a, vector_query
+from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.recall.scopes import visible_clause
 from packs.records import Recall
 from packs.store import schemas
+from packs.store.gateway import REFINE_FACTOR, VECTOR_COLUMN
 
 from .corpus import WordHashEmbedder, build_knowledge_pack
 from .stats import LatencyStats, interleaved, rss_mib
@@ -58,9 +60,7 @@ class ExactScan:
     """The limit: exact cosine top-k over the table's vectors held as one matrix."""
 
     def __init__(self, pack: Pack) -> None:
-        table = pack.store.table(schemas.MEMORIES)
-        data = table.search().select(["id", "intent_embedding"]).limit(table.count_rows())
-        arrow = data.to_arrow()
+        arrow = pack.store.scan(schemas.MEMORIES, ["id", "intent_embedding"])
         flat = arrow["intent_embedding"].combine_chunks().flatten().to_numpy()
         matrix = flat.reshape(arrow.num_rows, -1).astype(np.float32)
         self.matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -88,34 +88,39 @@ def run_limit(
     with Pack.open(name, root, embedder=embedder) as pack:
         k1, delta = pack.settings.k1, pack.settings.delta
         scan = ExactScan(pack)
-        table = pack.store.table(schemas.MEMORIES)
+        table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
         rss = rss_mib()
         start = time.perf_counter()
         pack.search(queries[0])
         cache_load_s, rss_growth = time.perf_counter() - start, rss_mib() - rss
-        cache_mib = pack._vectors.nbytes / 2**20
+        cache_mib = pack._recall.vectors.nbytes / 2**20
 
         recalled: dict[str, list[str]] = {}
 
         def cold(method: Callable[[str], Recall]) -> Callable[[str], object]:
             def call(query: str) -> object:
-                pack._queries.clear()  # every timed call embeds its query
+                pack._embedder.queries.clear()  # every timed call embeds its query
                 result = method(query)
                 recalled.setdefault(query, [item.id for item in result.items])
                 return result
 
             return call
 
-        def lancedb(query: str) -> object:
+        def raw_lancedb(query: str) -> object:
             vector = embedder.embed([query])[0]
-            hits = vector_query(table, vector).select([*CANDIDATE_COLUMNS, "_distance"])
+            hits = (
+                table.search(vector, vector_column_name=VECTOR_COLUMN)
+                .distance_type("cosine")
+                .refine_factor(REFINE_FACTOR)
+                .select([*CANDIDATE_COLUMNS, "_distance"])
+            )
             return hits.limit(k1).to_arrow()
 
         paths = {
             "scan": lambda q: scan.top(embedder.embed([q])[0], k1),
             "recall": cold(pack.recall),
             "search": cold(pack.search),  # shares recalled: the first of the two counts
-            "lancedb": lancedb,
+            "lancedb": raw_lancedb,
         }
         for query in warmup:
             for path in paths.values():
@@ -126,7 +131,7 @@ def run_limit(
         clause = visible_clause(None)
         for query in queries:
             vector = embedder.embed([query])[0]
-            found = phase_a(table, vector, k1, clause, delta, pack._vectors)
+            found = phase_a(pack.store, vector, k1, clause, delta, pack._recall.vectors)
             agree_k1.append(overlap(found.ids, scan.top(vector, k1, delta)))
             exact3 = scan.top(vector, 3, delta)
             agree_3.append(overlap(recalled[query], exact3))

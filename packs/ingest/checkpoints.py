@@ -2,7 +2,7 @@
 
 Everything lives under ``<root>/<pack>/_ingest/`` next to the Pack's LanceDB tables,
 on a local folder or in the same S3 bucket, reached with the same ``AWS_*`` variables
-or ``storage_options`` as the Pack (:func:`packs.store.gateway.locate`). Each object is
+or ``storage_options`` as the Pack (:func:`packs.store.locations.locate`). Each object is
 written whole and at once (an S3 PUT; a local write then rename), so a reader sees an
 old object or a complete new one, never half of one. Layout: :class:`CheckpointKeys`.
 """
@@ -17,17 +17,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from packs.errors import StorageError, TransientStorageError
-from packs.store.gateway import PackLocation, is_remote
+from packs.store.faults import classify_fault
+from packs.store.locations import PackLocation, is_remote
 
 PREFIX = "_ingest"
-# Hand-set, like packs.store.gateway.REMOTE_TIMEOUTS: fail fast on a dead endpoint, let
+# Hand-set, like packs.store.locations.REMOTE_TIMEOUTS: fail fast on a dead endpoint, let
 # Prefect retry the step; botocore's "standard" mode retries 5xx and throttling 3 times.
 _CONNECT_TIMEOUT_S = 5
 _READ_TIMEOUT_S = 60
-_TRANSIENT_CODES = frozenset(
-    {"SlowDown", "RequestTimeout", "Throttling", "InternalError", "ServiceUnavailable"}
-)
 
 
 class CheckpointKeys:
@@ -192,44 +189,14 @@ class CheckpointStore:
     def _guard(self, step: str) -> Iterator[None]:
         try:
             yield
-        except (StorageError, TransientStorageError):
-            raise
         except Exception as exc:
-            error = classify(exc, f"checkpoints of Pack {self.location.name!r}, {step}")
+            where = f"checkpoints of Pack {self.location.name!r}, {step}"
+            error = classify_fault(
+                exc, where, self.location.storage_options, missing_file_is_fault=True
+            )
             if error is None:
                 raise
             raise error from exc
-
-
-def classify(exc: BaseException, where: str) -> Exception | None:
-    """Transient (connection, timeout, 5xx, throttling) or permanent storage error.
-
-    None when ``exc`` is not a storage failure (a bug to surface as it is).
-    """
-    from botocore.exceptions import ClientError, HTTPClientError
-    from botocore.exceptions import ConnectionError as BotoConnectionError
-
-    for cause in _causes(exc):
-        if isinstance(cause, HTTPClientError | BotoConnectionError):
-            return TransientStorageError(f"Storage unreachable for {where}; retry later: {exc}")
-        if isinstance(cause, ClientError):
-            error = cause.response.get("Error", {})
-            status = int(cause.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
-            if status >= 500 or error.get("Code") in _TRANSIENT_CODES:
-                return TransientStorageError(f"Storage failed for {where}; retry later: {exc}")
-            return StorageError(f"Storage refused {where} ({error.get('Code')}): {exc}")
-    if isinstance(exc, OSError):
-        return StorageError(f"Storage failed for {where}: {exc}")
-    return None
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
 
 
 def _copy(src: Path, dest: Path) -> None:

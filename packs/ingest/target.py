@@ -10,7 +10,7 @@ from pathlib import Path
 
 from packs.ingest.checkpoints import CheckpointStore
 from packs.pack import Pack
-from packs.store.gateway import PackLocation, locate
+from packs.store.locations import PackLocation, locate
 
 
 @dataclass(frozen=True)

@@ -54,10 +54,10 @@ def stored_rows(pack: Pack, sources: list[str]) -> dict[tuple[str, int], str]:
         return {}
     kind = f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"
     where = f"{kind} AND {in_clause('source', sources)}"
-    if not pack.store.table(schemas.MEMORIES).count_rows(where):
+    if not pack.store.count(schemas.MEMORIES, where):
         return {}
     columns = ["source", "source_position", "intent_text"]
-    rows = pack.store.read_columns(schemas.MEMORIES, columns, where).to_pylist()
+    rows = pack.store.scan(schemas.MEMORIES, columns, where).to_pylist()
     return {(r["source"], int(r["source_position"])): r["intent_text"] for r in rows}
 
 

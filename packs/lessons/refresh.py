@@ -64,7 +64,7 @@ def lesson_candidates(pack: Pack, limit: int | None = None) -> list[LessonEviden
         .group_by("memory_id")
         .agg(last_at=pl.col("created_at").max(), recent=pl.col("value").tail(RECENT_REWARDS))
     )
-    memories = pl.from_arrow(pack.store.read_columns(schemas.MEMORIES, _MEMORY_COLUMNS))
+    memories = pl.from_arrow(pack.store.scan(schemas.MEMORIES, _MEMORY_COLUMNS))
     assert isinstance(memories, pl.DataFrame)
     due = (
         memories.join(latest, left_on="id", right_on="memory_id", how="inner")
@@ -126,7 +126,7 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
         pack.store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
         pack.store.append(schemas.LESSON_LOG, table)
     if written:
-        fields = pack.store.table(schemas.MEMORIES).schema
+        fields = pack.store.schema(schemas.MEMORIES)
         schema = pa.schema([fields.field(name) for name in written[0]])
         update = pa.Table.from_pylist(written, schema=schema)
         pack.store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)

@@ -21,6 +21,7 @@ from packs.records import RecalledItem
 from packs.rewards.ema import LearnedState
 from packs.settings import PackSettings
 from packs.store import schemas
+from packs.store.gateway import PackStore
 
 CANDIDATE_COLUMNS = [
     "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
@@ -67,24 +68,8 @@ def rank_weights(settings: PackSettings) -> RankWeights:
     )  # fmt: skip
 
 
-# Once maintenance builds an IVF_PQ index, raw PQ distances are coarse (an exact match
-# measured 0.18 instead of 0); re-scoring REFINE_FACTOR x limit candidates with the full
-# vectors gives exact cosine distances, which the similarity floor and the z-scores need.
-# Without an index the search is exact and this changes nothing.
-REFINE_FACTOR = 4
-
-
-def vector_query(table: Any, vector: np.ndarray) -> Any:
-    """The one way Wolfie searches intent embeddings: cosine, exact distances."""
-    return (
-        table.search(vector, vector_column_name="intent_embedding")
-        .distance_type("cosine")
-        .refine_factor(REFINE_FACTOR)
-    )
-
-
 def phase_a(
-    table: Any,
+    store: PackStore,
     vector: np.ndarray,
     k1: int,
     clause: str | None,
@@ -93,23 +78,21 @@ def phase_a(
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``.
 
-    With ``cache`` the search is the exact in-memory scan (packs/recall/vector_cache.py); LanceDB
-    answers when there is none or it stands aside (too many rows to hold).
+    With ``cache`` the search is the exact in-memory scan (packs/recall/vector_cache.py);
+    LanceDB answers when there is none or it stands aside (too many rows to hold).
     """
-    if cache is not None and cache.sync(table, CANDIDATE_COLUMNS):
-        mask = cache.allowed(table, clause) if clause else None
+    name = schemas.MEMORIES
+    if cache is not None and cache.sync(store, name, CANDIDATE_COLUMNS):
+        mask = cache.allowed(store, name, clause) if clause else None
         hits = cache.top_k(vector, k1, mask)
         similarity = similarity_from_distance(hits.distance)
         keep = similarity >= delta
         return Candidates(cache.columns(hits.positions[keep]), similarity[keep])
-    query = vector_query(table, vector).select([*CANDIDATE_COLUMNS, "_distance"]).limit(k1)
-    if clause:
-        query = query.where(clause, prefilter=True)
-    hits = query.to_arrow()
-    similarity = similarity_from_distance(hits["_distance"].to_numpy())
+    found = store.search(name, vector, CANDIDATE_COLUMNS, clause, limit=k1)
+    similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
-    ordered = hits.take(pa.array(kept, type=pa.int64()))
-    columns = {name: ordered[name].to_pylist() for name in CANDIDATE_COLUMNS}
+    ordered = found.take(pa.array(kept, type=pa.int64()))
+    columns = {column: ordered[column].to_pylist() for column in CANDIDATE_COLUMNS}
     return Candidates(columns, similarity[kept])
 
 

@@ -49,15 +49,19 @@ def exploration_bonus(
 
 @dataclass(frozen=True)
 class RankWeights:
-    """Weights of the Phase B blend. ``lam`` splits similarity and utility (MemRL λ)."""
+    """Weights of the Phase B blend. ``lam`` splits similarity and utility (MemRL λ).
 
-    lam: float = 0.5
-    w_confidence: float = 0.1
-    explore_bonus: float = 0.1
-    z_floor_similarity: float = 0.02
-    z_floor_utility: float = 0.1
-    z_floor_confidence: float = 0.1
-    z_clip: float = 3.0
+    No defaults here: they live once, in :class:`packs.settings.PackSettings`, and reach
+    the ranking through :func:`packs.recall.phases.rank_weights`.
+    """
+
+    lam: float
+    w_confidence: float
+    explore_bonus: float
+    z_floor_similarity: float
+    z_floor_utility: float
+    z_floor_confidence: float
+    z_clip: float
 
 
 @dataclass(frozen=True)

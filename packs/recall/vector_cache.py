@@ -5,9 +5,10 @@ the same vectors (docs/recall.md), so a Pack keeps the ``intent_embedding`` colu
 memory as a float32 matrix of unit vectors, with each row's ``_rowid`` and the columns
 Phase B reads (Arrow, so a 750-character chunk costs its bytes and no Python object).
 
-**Kept current by the table version**, checked on every search (``checkout_latest``;
-for a local table a ``stat`` of its ``_versions`` folder first tells whether any commit
-happened at all). When the version moved, the cache catches up incrementally:
+**Kept current by the table version**, checked on every search
+(:meth:`~packs.store.gateway.PackStore.latest_version`; for a local table a ``stat``
+of its ``_versions`` folder first tells whether any commit happened at all). When the
+version moved, the cache catches up incrementally:
 
 - Lance gives every new fragment a higher id than any before, and writes every update
   (``update``, ``merge_insert``, also of a few columns) as a delete plus a new row, so
@@ -39,7 +40,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-VECTOR_COLUMN = "intent_embedding"
+from packs.store.gateway import VECTOR_COLUMN, PackStore
+
 # Hand-set: 500k x 384 float32 is 768 MB per Pack handle and a scan of ~50-80 ms on the
 # shared 2-core box; beyond it an ANN index answers faster (docs/recall.md).
 MAX_CACHED_ROWS = 500_000
@@ -79,7 +81,7 @@ class VectorCache:
         self.dim = dim
         self.max_rows = max_rows
         self.reloads = 0  # full reads, for tests and the benchmark
-        self._table_key: int | None = None
+        self._table_key: tuple[int, str] | None = None
         self._wanted: tuple[str, ...] = ("id",)
         self._versions_dir: str | None = None
         self._marker: tuple[int, int] | None = None
@@ -109,26 +111,26 @@ class VectorCache:
 
     # --- keeping current ------------------------------------------------------------------
 
-    def sync(self, table: Any, columns: Sequence[str] = ("id",)) -> bool:
+    def sync(self, store: PackStore, name: str, columns: Sequence[str] = ("id",)) -> bool:
         """Bring the cache to the table's latest version, with ``columns`` cached; False
         when it should stand aside (more rows than ``max_rows``)."""
         wanted = tuple(dict.fromkeys(["id", *columns]))
-        current = self._table_key == id(table) and wanted == self._wanted
+        table = _Table(store, name)
+        current = self._table_key == table.key and wanted == self._wanted
         marker = _commit_marker(self._versions_dir) if current else None
         if marker is not None and marker == self._marker and self._version is not None:
             return True  # no commit since the last check (a local table; see _commit_marker)
-        table.checkout_latest()
-        version = int(table.version)
+        version = store.latest_version(name)
         if current and version == self._version:
             self._marker = marker
             return True
-        live = int(table.count_rows())
+        live = store.count(name)
         if live > self.max_rows:
             self._clear()
             return False
         if not current or self._version is None:
-            self._wanted, self._table_key = wanted, id(table)
-            self._versions_dir = _versions_dir(table)
+            self._wanted, self._table_key = wanted, table.key
+            self._versions_dir = store.versions_dir(name)
             self._reload(table)
             marker = None  # taken before the reload's own check: look again next time
         else:
@@ -136,12 +138,12 @@ class VectorCache:
         self._version, self._marker = version, marker
         return True
 
-    def _reload(self, table: Any) -> None:
+    def _reload(self, table: _Table) -> None:
         self._clear()
         self.reloads += 1
         self._append(_read(table, [VECTOR_COLUMN, *self._wanted], None))
 
-    def _catch_up(self, table: Any, live: int) -> None:
+    def _catch_up(self, table: _Table, live: int) -> None:
         top = int(self._rowids[self._n - 1]) if self._n else -1
         new = _read(table, [VECTOR_COLUMN, *self._wanted], f"_rowid > {top}")
         if new.num_rows >= live:  # compaction renumbered every row: start afresh
@@ -184,7 +186,7 @@ class VectorCache:
         self._ids.extend(ids)
         self._n = end
 
-    def _reconcile(self, table: Any) -> bool:
+    def _reconcile(self, table: _Table) -> bool:
         """Drop entries whose row is gone; False if a live row is not cached at all."""
         live = np.sort(_read(table, [], None)["_rowid"].to_numpy().astype(np.uint64))
         cached = self._rowids[self._alive[: self._n]]
@@ -211,7 +213,7 @@ class VectorCache:
 
     # --- searching ------------------------------------------------------------------------
 
-    def allowed(self, table: Any, clause: str) -> NDArray[np.bool_]:
+    def allowed(self, store: PackStore, name: str, clause: str) -> NDArray[np.bool_]:
         """Which entries match SQL ``clause``, as a mask over the entries.
 
         LanceDB evaluates the clause (reading row ids only). The mask is kept per clause
@@ -223,7 +225,8 @@ class VectorCache:
             where = f"({clause})"
             if covered:
                 where += f" AND _rowid > {int(self._rowids[covered - 1])}"
-            rowids = np.sort(_read(table, [], where)["_rowid"].to_numpy().astype(np.uint64))
+            found = _read(_Table(store, name), [], where)
+            rowids = np.sort(found["_rowid"].to_numpy().astype(np.uint64))
             positions = np.searchsorted(self._rowids, rowids)
             inside = positions < self._n
             positions, rowids = positions[inside], rowids[inside]
@@ -275,15 +278,6 @@ class VectorCache:
         return {name: rows[name].to_pylist() for name in self._wanted}
 
 
-def _versions_dir(table: Any) -> str | None:
-    """The folder where Lance writes one manifest per commit, for a local table."""
-    uri = str(table.uri)
-    if "://" in uri and not uri.startswith("file://"):
-        return None
-    path = os.path.join(uri.removeprefix("file://"), "_versions")
-    return path if os.path.isdir(path) else None
-
-
 def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:
     """(inode, mtime) of a local table's ``_versions`` folder, or None when unknown.
 
@@ -303,9 +297,18 @@ def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:
     return stat.st_ino, stat.st_mtime_ns
 
 
-def _read(table: Any, columns: list[str], where: str | None) -> pa.Table:
+@dataclass(frozen=True)
+class _Table:
+    """One table of one Pack, as the cache reads it (through the storage gateway)."""
+
+    store: PackStore
+    name: str
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return id(self.store), self.name
+
+
+def _read(table: _Table, columns: list[str], where: str | None) -> pa.Table:
     """``columns`` plus ``_rowid`` of every row (matching ``where``)."""
-    query = table.search().select([*dict.fromkeys(columns), "_rowid"]).with_row_id(True)
-    if where:
-        query = query.where(where)
-    return query.limit(max(1, int(table.count_rows()))).to_arrow()
+    return table.store.scan(table.name, columns, where, with_row_id=True)

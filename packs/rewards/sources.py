@@ -52,7 +52,7 @@ def from_signal(name: object, vocabulary: Mapping[str, float]) -> float:
     return check_unit_interval(vocabulary[name], f"vocabulary[{name!r}]")
 
 
-def _normalise_answer(answer: str) -> str:
+def normalise_answer(answer: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", answer).casefold().split())
 
 
@@ -78,7 +78,7 @@ def tally_vote(answers: Mapping[str, str], reward: float) -> VoteTally:
     for episode_id, answer in answers.items():
         if not isinstance(answer, str) or not answer.strip():
             raise InvalidReward(f"Attempt {episode_id!r} has an empty or non-text answer.")
-    normalised = {episode: _normalise_answer(a) for episode, a in answers.items()}
+    normalised = {episode: normalise_answer(a) for episode, a in answers.items()}
     counts = Counter(normalised.values())
     ranked = counts.most_common()
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:

@@ -17,7 +17,8 @@ from typing import Any
 from packs.errors import InvalidInput, PackNotFound, StorageError
 from packs.store import schemas
 from packs.store.filters import sql_literal
-from packs.store.gateway import PackStore, is_remote, locate, resolve_root, storage_options_from_env
+from packs.store.gateway import PackStore
+from packs.store.locations import is_remote, locate, resolve_root, storage_options_from_env
 from packs.validation import check_pack_name
 
 
@@ -55,19 +56,18 @@ def list_packs(
 
 
 def _info(store: PackStore) -> PackInfo:
-    memories = store.table(schemas.MEMORIES)
     return PackInfo(
         name=store.location.name,
         uri=store.location.uri,
-        memories=int(memories.count_rows(f"kind = {sql_literal(schemas.KIND_MEMORY)}")),
-        knowledge=int(memories.count_rows(f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}")),
+        memories=store.count(schemas.MEMORIES, f"kind = {sql_literal(schemas.KIND_MEMORY)}"),
+        knowledge=store.count(schemas.MEMORIES, f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"),
         episodes=_count(store, schemas.EPISODES),
         reward_events=_count(store, schemas.REWARD_EVENTS),
     )
 
 
 def _count(store: PackStore, table: str) -> int:
-    return int(store.table(table).count_rows()) if store.has_table(table) else 0
+    return store.count(table) if store.has_table(table) else 0
 
 
 def _valid(name: str) -> bool:

@@ -73,8 +73,8 @@ def stored_eval_sets(pack: Pack) -> list[StoredEvalSet]:
     """Every eval set stored with ``pack``, by name; empty when none was stored."""
     if not pack.store.has_table(EVAL_SETS):
         return []
-    table = pack.store.open_version(EVAL_SETS)
-    rows = table.to_arrow().to_pylist()
+    pack.store.latest_version(EVAL_SETS)  # sets stored by other handles too
+    rows = pack.store.scan(EVAL_SETS, EVAL_SETS_SCHEMA.names).to_pylist()
     return sorted((StoredEvalSet(**row) for row in rows), key=lambda s: s.name)
 
 

@@ -1,255 +1,38 @@
-"""Where a Pack lives and how its LanceDB tables are opened.
+"""The one storage gateway: every LanceDB read and write of a Pack goes through
+:class:`PackStore`, and every fault through :func:`packs.store.faults.storage_step`.
 
-A Pack is one LanceDB database: ``<root>/<name>``. The root is a local folder
-(default ``./.wolfie``, overridable by ``WOLFIE_ROOT``) or ``s3://bucket/prefix`` on any
-S3-compatible endpoint. S3 settings come from explicit ``storage_options`` or from the
-standard ``AWS_*`` environment variables, read here at open time, never at import.
+Other modules never hold a LanceDB table: they ask the gateway for rows (``get``,
+``scan``), counts (``count``), nearest neighbours (``search``, with LanceDB's cosine
+``_distance``; :func:`packs.recall.ranking.similarity_from_distance` turns it into a
+similarity), versions and commits. Only modules in ``packs/store/`` import ``lancedb``.
 """
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import random
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import lancedb
+import numpy as np
 import pyarrow as pa
 
-from packs.errors import (
-    InvalidInput,
-    PackNotFound,
-    ReadOnlyPack,
-    StorageError,
-    TransientStorageError,
-    WolfieError,
-)
+from packs.errors import InvalidInput, PackNotFound, ReadOnlyPack, TransientStorageError
 from packs.store import schemas
+from packs.store.faults import CONTENTION_RETRIES, is_contention, storage_step
 from packs.store.filters import in_clause
-from packs.validation import check_pack_name
+from packs.store.locations import PackLocation, is_remote
 
-DEFAULT_ROOT = ".wolfie"
-# Hand-set: connecting takes milliseconds on a healthy endpoint; 30 s per request leaves
-# room for large fragment uploads. Override through storage_options.
-REMOTE_TIMEOUTS = {"connect_timeout": "5s", "timeout": "30s"}
-
-# AWS_* variable -> Lance object-store option. Lance reads some of these itself, but
-# naming them here makes an endpoint like moto or MinIO work without further setup.
-_ENV_TO_OPTION = {
-    "AWS_ACCESS_KEY_ID": "aws_access_key_id",
-    "AWS_SECRET_ACCESS_KEY": "aws_secret_access_key",
-    "AWS_SESSION_TOKEN": "aws_session_token",
-    "AWS_REGION": "aws_region",
-    "AWS_DEFAULT_REGION": "aws_region",
-    "AWS_ENDPOINT_URL_S3": "aws_endpoint",
-    "AWS_ENDPOINT_URL": "aws_endpoint",
-}
-# An option whose name holds one of these words is a secret: never printed. The key id
-# is redacted too (harmless, and it names the account).
-_SECRET_WORDS = ("secret", "token", "password", "passwd", "key", "credential", "signature")
-
-
-# Words in Lance / object-store errors that mean "try again later", and "never".
-_TRANSIENT_MARKERS = (
-    "connection refused", "failed to connect", "timed out", "timeout", "connection reset",
-    "broken pipe", "slowdown", "slow down",
-    "service unavailable", "temporarily", "dns error", "error sending request",
-    "commit conflict", "retryable",
-)  # fmt: skip
-# Lance gives up after 4 attempts when many writers commit to one table at once; the
-# commit did not land, so trying again is safe. 5 more tries with backoff from 0.5 s
-# (hand-set, measured enough for 8 writers on moto S3 in tests/packs/store/test_concurrency.py).
-_CONTENTION_MARKERS = ("too many concurrent writers", "commit conflict")
-CONTENTION_RETRIES = 5
-_PERMANENT_MARKERS = (
-    "accessdenied", "access denied", "forbidden", "nosuchbucket",
-    "read-only file system", "permission denied", "operation not permitted",
-    "not a directory",
-)  # fmt: skip
-# A read-only filesystem, a denied path or a file where a folder should be: retrying
-# can't help (errno numbers as Lance prints them: "(os error 30)").
-_PERMANENT_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR})
-_PERMANENT_OS_ERROR = re.compile(r"os error (?:1|13|20|30)\b")
-# HTTP status codes match as whole numbers only: "1.169403ms" in a message is not a 403.
-_PERMANENT_STATUS = re.compile(r"(?<![\d.])403(?![\d.])")
-_TRANSIENT_STATUS = re.compile(r"(?<![\d.])(?:500|502|503|504)(?![\d.])")
-
-
-@contextmanager
-def storage_step(location: PackLocation, step: str) -> Iterator[None]:
-    """Turn storage failures into Wolfie errors that name the Pack and the step.
-
-    Transient faults (refused connections, timeouts, 5xx, commit conflicts) become
-    :class:`TransientStorageError`, so Prefect retries them; denials, missing buckets,
-    read-only filesystems and permission errors (EROFS, EACCES, EPERM: retrying can't
-    help) become :class:`StorageError`, as does any other filesystem error but a missing
-    file. Wolfie's own errors pass through unchanged. Secret storage options and a
-    password in the root URL are redacted from the message.
-    """
-    try:
-        yield
-    except WolfieError:
-        raise
-    except (OSError, RuntimeError, ValueError) as exc:
-        text = str(exc).lower()
-        where = f"Pack {location.name!r} at {redact_url(location.root)!r}, step {step!r}"
-        shown = redact_text(str(exc), location.storage_options)
-        if _is_permanent(exc, text):
-            raise StorageError(f"Storage refused {where}: {shown}") from exc
-        transient = _TRANSIENT_STATUS.search(text) or "lanceerror(io)" in text
-        if transient or any(marker in text for marker in _TRANSIENT_MARKERS):
-            raise TransientStorageError(
-                f"Storage unavailable for {where}; retry later: {shown}"
-            ) from exc
-        if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
-            # a local filesystem fault: never a bare OSError (a missing file is left to
-            # the caller, which knows what it looked for: PackStore.table)
-            raise StorageError(f"Storage failed for {where}: {shown}") from exc
-        raise
-
-
-def _is_permanent(exc: BaseException, text: str) -> bool:
-    """Denials, read-only filesystems, missing buckets: retrying can't help."""
-    if isinstance(exc, OSError) and exc.errno in _PERMANENT_ERRNOS:
-        return True
-    return bool(
-        _PERMANENT_STATUS.search(text)
-        or _PERMANENT_OS_ERROR.search(text)
-        or any(m in text for m in _PERMANENT_MARKERS)
-    )
-
-
-def resolve_root(root: str | os.PathLike[str] | None) -> str:
-    """The Pack root: the argument, else ``WOLFIE_ROOT``, else ``./.wolfie``.
-
-    ``file:///path`` is the local folder ``/path``. An empty root is refused rather than
-    taken for the working directory, and so is a local root that exists but is not a
-    folder (a file, ``/dev/null``).
-    """
-    if root is None:
-        root = os.environ.get("WOLFIE_ROOT") or DEFAULT_ROOT
-    text = os.fspath(root)
-    if not isinstance(text, str) or not text.strip() or "\x00" in text:
-        raise InvalidInput(
-            f"Pack root {text!r} is empty or invalid; pass a folder, a file:// URI or "
-            "s3://bucket/prefix (or leave it out for WOLFIE_ROOT or ./.wolfie)."
-        )
-    if is_remote(text):
-        return text.rstrip("/")
-    if text.startswith("file:"):
-        text = _local_path_of(text)
-    path = Path(text).expanduser().resolve()
-    if path.exists() and not path.is_dir():
-        raise StorageError(
-            f"Pack root {str(path)!r} exists but is not a folder; pass a folder to keep Packs in."
-        )
-    return str(path)
-
-
-def _local_path_of(uri: str) -> str:
-    """``file:///x`` (or ``file://localhost/x``) as the path ``/x``."""
-    parts = urlsplit(uri)
-    if parts.netloc not in ("", "localhost") or not parts.path:
-        raise InvalidInput(
-            f"Pack root {uri!r}: only local file:// URIs (file:///path) are understood."
-        )
-    return unquote(parts.path)
-
-
-def is_remote(uri: str) -> bool:
-    return "://" in uri and not uri.startswith("file://")
-
-
-def storage_options_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Lance ``storage_options`` built from the standard ``AWS_*`` variables."""
-    env = os.environ if env is None else env
-    options: dict[str, str] = {}
-    # Later names in _ENV_TO_OPTION lose to earlier ones (AWS_REGION beats AWS_DEFAULT_REGION).
-    for var, option in reversed(list(_ENV_TO_OPTION.items())):
-        if env.get(var):
-            options[option] = env[var]
-    endpoint = options.get("aws_endpoint", "")
-    if endpoint.startswith("http://"):
-        options["allow_http"] = "true"
-    return options
-
-
-def is_secret_option(name: str) -> bool:
-    """True for option names that hold credentials (keys, tokens, passwords)."""
-    lowered = name.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
-
-
-def redact(options: Mapping[str, str]) -> dict[str, str]:
-    """Storage options safe to print: secrets replaced by ``***``."""
-    return {k: ("***" if is_secret_option(k) else v) for k, v in options.items()}
-
-
-def redact_text(text: str, options: Mapping[str, str]) -> str:
-    """``text`` with the value of every secret option replaced by ``***``."""
-    for name, value in options.items():
-        if value and is_secret_option(name) and len(str(value)) >= 4:
-            text = text.replace(str(value), "***")
-    return text
-
-
-_URL_PASSWORD = re.compile(r"(://[^/@:\s]*):[^/@\s]*@")
-
-
-def redact_url(url: str) -> str:
-    """``scheme://user:password@host`` shown as ``scheme://user:***@host``."""
-    return _URL_PASSWORD.sub(r"\1:***@", url)
-
-
-@dataclass(frozen=True)
-class PackLocation:
-    """Where one Pack's database lives. ``repr`` never shows credentials."""
-
-    name: str
-    root: str
-    storage_options: dict[str, str] = field(default_factory=dict, repr=False)
-
-    @property
-    def uri(self) -> str:
-        return f"{self.root}/{self.name}"
-
-    def __repr__(self) -> str:
-        return (
-            f"PackLocation(name={self.name!r}, root={redact_url(self.root)!r}, "
-            f"storage_options={redact(self.storage_options)!r})"
-        )
-
-    __str__ = __repr__
-
-
-def locate(
-    name: str,
-    root: str | os.PathLike[str] | None = None,
-    storage_options: Mapping[str, str] | None = None,
-) -> PackLocation:
-    """Validate ``name`` and resolve where the Pack lives."""
-    check_pack_name(name)
-    resolved = resolve_root(root)
-    options: dict[str, str] = {}
-    if is_remote(resolved):
-        options = storage_options_from_env()
-        options.update(storage_options or {})
-        if options.get("aws_endpoint", "").startswith("http://"):
-            options.setdefault("allow_http", "true")
-        # Bounded waits: with Lance's defaults an endpoint that accepts connections but
-        # never answers blocks for many minutes (measured in tests/packs/store/test_engine_s3.py).
-        for key, value in REMOTE_TIMEOUTS.items():
-            options.setdefault(key, value)
-    return PackLocation(name=name, root=resolved, storage_options=options)
+VECTOR_COLUMN = "intent_embedding"
+# Once maintenance builds an IVF_PQ index, raw PQ distances are coarse (an exact match
+# measured 0.18 instead of 0); re-scoring REFINE_FACTOR x limit candidates with the full
+# vectors gives exact cosine distances, which the similarity floor and the z-scores need.
+# Without an index the search is exact and this changes nothing.
+REFINE_FACTOR = 4
 
 
 class PackStore:
@@ -306,7 +89,7 @@ class PackStore:
                 if name not in existing:
                     self._db.create_table(name, schema=schema, exist_ok=True)
 
-    def table(self, name: str) -> Any:
+    def _table(self, name: str) -> Any:
         if name not in self._tables:
             try:
                 with storage_step(self.location, f"open table {name!r}"):
@@ -318,10 +101,10 @@ class PackStore:
                 ) from exc
         return self._tables[name]
 
-    def open_version(self, name: str, version: int | None = None) -> Any:
+    def _at_version(self, name: str, version: int | None = None) -> Any:
         """A handle on ``name`` at ``version`` (time travel), or at the latest commit."""
         if version is None:
-            table = self.table(name)
+            table = self._table(name)
             with storage_step(self.location, f"refresh {name!r}"):
                 table.checkout_latest()
             return table
@@ -340,13 +123,12 @@ class PackStore:
     def has_table(self, name: str) -> bool:
         return name in self._tables or name in self.table_names()
 
-    def ensure_table(self, name: str, schema: pa.Schema) -> Any:
+    def ensure_table(self, name: str, schema: pa.Schema) -> None:
         """Open ``name``, creating it with ``schema`` first when it is missing."""
         if not self.has_table(name):
             self.require_writable(f"create table {name!r}")
             with storage_step(self.location, f"create table {name!r}"):
                 self._db.create_table(name, schema=schema, exist_ok=True)
-        return self.table(name)
 
     def require_writable(self, action: str) -> None:
         if self.read_only:
@@ -358,7 +140,7 @@ class PackStore:
     # --- pack_meta: small JSON values, upserted by key -------------------------------
 
     def read_meta(self) -> dict[str, Any]:
-        table = self.table(schemas.PACK_META)
+        table = self._table(schemas.PACK_META)
         with storage_step(self.location, "read Pack metadata"):
             rows = table.to_arrow().to_pylist()
         return {row["key"]: json.loads(row["value_json"]) for row in rows}
@@ -382,7 +164,7 @@ class PackStore:
     def append(self, name: str, data: pa.Table) -> None:
         self.require_writable(f"append to {name!r}")
         if data.num_rows:
-            table = self.table(name)
+            table = self._table(name)
             self._commit(f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null"))
 
     def merge(
@@ -404,7 +186,7 @@ class PackStore:
         self.require_writable(f"write to {name!r}")
         if not data.num_rows:
             return 0
-        table = self.table(name)
+        table = self._table(name)
         builder = table.merge_insert(on)
         if update is True:
             builder = builder.when_matched_update_all()
@@ -429,7 +211,7 @@ class PackStore:
         values = {column: f"{column} + {by}"}
         if stamp:
             values[stamp] = "arrow_cast(now(), 'Timestamp(Microsecond, Some(\"UTC\"))')"
-        table = self.table(name)
+        table = self._table(name)
         self._commit(
             f"update {name!r}", lambda: table.update(where=in_clause("id", ids), values_sql=values)
         )
@@ -443,8 +225,7 @@ class PackStore:
                 with storage_step(self.location, step):
                     return write()
             except TransientStorageError as exc:
-                contended = any(m in str(exc).lower() for m in _CONTENTION_MARKERS)
-                if not contended or attempt == CONTENTION_RETRIES:
+                if not is_contention(exc) or attempt == CONTENTION_RETRIES:
                     raise
                 time.sleep(random.uniform(0.5, 1.5) * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -453,7 +234,7 @@ class PackStore:
         """Merge small fragments of ``name`` and drop versions older than ``retention``
         (LanceDB's default, 7 days, when None); younger versions stay for time travel."""
         self.require_writable(f"compact {name!r}")
-        table = self.table(name)
+        table = self._table(name)
         with storage_step(self.location, f"compact {name!r}"):
             table.optimize(cleanup_older_than=retention)
 
@@ -464,14 +245,145 @@ class PackStore:
             self._db.drop_all_tables()
         self._tables.clear()
 
-    def read_columns(self, name: str, columns: list[str], where: str | None = None) -> pa.Table:
-        """Some columns of every row (or of the rows matching ``where``), vectors left out."""
-        table = self.table(name)
+    # --- reads ----------------------------------------------------------------------------
+
+    def count(self, name: str, where: str | None = None, *, version: int | None = None) -> int:
+        """Rows of ``name`` (matching ``where``; at ``version`` when given)."""
+        table = self._table(name) if version is None else self._at_version(name, version)
+        with storage_step(self.location, f"count {name!r}"):
+            return int(table.count_rows(where))
+
+    def scan(
+        self,
+        name: str,
+        columns: list[str],
+        where: str | None = None,
+        *,
+        limit: int | None = None,
+        version: int | None = None,
+        with_row_id: bool = False,
+    ) -> pa.Table:
+        """``columns`` of every row (or of the rows matching ``where``, at most ``limit``;
+        at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``."""
+        table = self._table(name) if version is None else self._at_version(name, version)
         with storage_step(self.location, f"read {name!r}"):
-            query = table.search().select(columns).limit(max(1, table.count_rows(where)))
+            total = int(table.count_rows(where))
+            wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
+            if not total:
+                return pa.Table.from_batches([], _select(table.schema, wanted))
+            query = table.search().select(wanted).limit(min(total, limit or total))
+            if with_row_id:
+                query = query.with_row_id(True)
             if where:
                 query = query.where(where)
             return query.to_arrow()
 
+    def get(
+        self, name: str, where: str, columns: list[str] | None = None, limit: int = 1
+    ) -> list[dict[str, Any]]:
+        """Up to ``limit`` rows matching ``where`` as dicts (every column by default)."""
+        table = self._table(name)
+        with storage_step(self.location, f"read {name!r}"):
+            query = table.search().where(where)
+            if columns is not None:
+                query = query.select(columns)
+            return list(query.limit(limit).to_list())
+
+    def search(
+        self,
+        name: str,
+        vector: np.ndarray,
+        columns: list[str],
+        where: str | None = None,
+        *,
+        limit: int,
+    ) -> pa.Table:
+        """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
+        exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
+        before the search."""
+        table = self._table(name)
+        with storage_step(self.location, f"search {name!r}"):
+            query = (
+                table.search(vector, vector_column_name=VECTOR_COLUMN)
+                .distance_type("cosine")
+                .refine_factor(REFINE_FACTOR)
+                .select([*columns, "_distance"])
+                .limit(limit)
+            )
+            if where:
+                query = query.where(where, prefilter=True)
+            return query.to_arrow()
+
+    def schema(self, name: str, version: int | None = None) -> pa.Schema:
+        table = self._table(name) if version is None else self._at_version(name, version)
+        return table.schema
+
+    def versions(self, name: str) -> list[dict[str, Any]]:
+        """Every version of ``name``, oldest first: ``version`` and ``timestamp``."""
+        with storage_step(self.location, f"list versions of {name!r}"):
+            found = self._table(name).list_versions()
+        return [{"version": v["version"], "timestamp": v["timestamp"]} for v in found]
+
+    def latest_version(self, name: str) -> int:
+        """The newest committed version of ``name`` (other handles' commits included)."""
+        table = self._table(name)
+        with storage_step(self.location, f"refresh {name!r}"):
+            table.checkout_latest()
+            return int(table.version)
+
+    def versions_dir(self, name: str) -> str | None:
+        """A local table's ``_versions`` folder (one manifest per commit), else None."""
+        uri = str(self._table(name).uri)
+        if is_remote(uri):
+            return None
+        path = Path(uri.removeprefix("file://")) / "_versions"
+        return str(path) if path.is_dir() else None
+
+    def checkout(self, name: str, version: int | None = None) -> int:
+        """Pin this handle's ``name`` at ``version`` (default: the latest) and return it;
+        every later read of ``name`` through this handle sees that version."""
+        table = self._table(name)
+        with storage_step(self.location, f"list versions of {name!r}"):
+            known = [v["version"] for v in table.list_versions()]
+        chosen = max(known) if version is None else version
+        if chosen not in known:
+            raise InvalidInput(
+                f"Pack {self.location.name!r} has no {name} version {chosen}; it has versions "
+                f"{min(known)}..{max(known)}. Pass one of those, or none for the latest."
+            )
+        with storage_step(self.location, f"check out {name!r} at {chosen}"):
+            table.checkout(chosen)
+        return int(chosen)
+
     def fragment_count(self, name: str) -> int:
-        return int(self.table(name).stats()["fragment_stats"]["num_fragments"])
+        with storage_step(self.location, f"stats of {name!r}"):
+            return int(self._table(name).stats()["fragment_stats"]["num_fragments"])
+
+    # --- maintenance -----------------------------------------------------------------------
+
+    def optimize(self, name: str, retention: timedelta | None) -> int:
+        """Compact ``name`` and drop versions older than ``retention``; returns how many
+        versions were removed."""
+        self.require_writable(f"optimize {name!r}")
+        table = self._table(name)
+        with storage_step(self.location, f"optimize {name!r}"):
+            before = len(table.list_versions())
+            table.optimize(cleanup_older_than=retention)
+            return before - len(table.list_versions())
+
+    def indexed_columns(self, name: str) -> set[str]:
+        with storage_step(self.location, f"list indexes of {name!r}"):
+            return {c for index in self._table(name).list_indices() for c in index.columns}
+
+    def create_index(self, name: str, column: str, config: Any) -> None:
+        """Build an index on ``column`` (a ``lancedb.index`` config)."""
+        self.require_writable(f"index {name}.{column}")
+        with storage_step(self.location, f"index {name}.{column}"):
+            self._table(name).create_index(column, config=config)
+
+
+def _select(schema: pa.Schema, columns: list[str]) -> pa.Schema:
+    fields = [schema.field(c) for c in columns if c in schema.names]
+    if "_rowid" in columns:
+        fields.append(pa.field("_rowid", pa.uint64()))
+    return pa.schema(fields)

@@ -6,7 +6,8 @@ that far). The vector index (IVF_PQ, cosine, matching the recall metric) is buil
 ``memories`` has ``index_threshold`` rows: FIELD_NOTES measured that an ANN index is
 rarely worth it below about 100k rows. Scalar BTREE indexes on the id columns speed up
 ``merge_insert`` and lookups at the same size. A commit conflict with a live writer is a
-:class:`packs.errors.TransientStorageError` (via ``storage_step``), which the flow retries.
+:class:`packs.errors.TransientStorageError` (via :func:`packs.store.faults.storage_step`),
+which the flow retries.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from lancedb.index import BTree, IvfPq
 
 from packs.store import schemas
-from packs.store.gateway import storage_step
+from packs.store.gateway import VECTOR_COLUMN, PackStore
 
 if TYPE_CHECKING:
     from packs.pack import Pack
@@ -49,45 +50,32 @@ def maintain(
     ``version_retention_hours``), and build the indexes that are due."""
     if retention is None:
         retention = timedelta(hours=pack.settings.version_retention_hours)
-    store = pack.store
+    store, dim = pack.store, pack.embedding.dim
     store.require_writable("maintain the Pack")
     pack.flush()
     names = sorted(store.table_names())
     before = {name: store.fragment_count(name) for name in names}
-    built = _build_indexes(pack, index_threshold)  # first, so the cleanup covers its versions
-    removed: dict[str, int] = {}
-    for name in names:
-        table = store.table(name)
-        versions = len(table.list_versions())
-        with storage_step(store.location, f"optimize {name!r}"):
-            table.optimize(cleanup_older_than=retention)
-        removed[name] = versions - len(table.list_versions())
+    built = _build_indexes(store, dim, index_threshold)  # first: the cleanup covers them
+    removed = {name: store.optimize(name, retention) for name in names}
     after = {name: store.fragment_count(name) for name in names}
     return MaintenanceReport(before, after, removed, built)
 
 
-def _build_indexes(pack: Pack, threshold: int) -> list[str]:
-    store = pack.store
+def _build_indexes(store: PackStore, dim: int, threshold: int) -> list[str]:
     built = []
     for name, column in _SCALAR_KEYS.items():
-        table = store.table(name)
-        if table.count_rows() < threshold:
+        if store.count(name) < threshold or column in store.indexed_columns(name):
             continue
-        if not any(column in index.columns for index in table.list_indices()):
-            with storage_step(store.location, f"index {name}.{column}"):
-                table.create_index(column, config=BTree())
-            built.append(f"{name}.{column} (btree)")
-    memories = store.table(schemas.MEMORIES)
-    rows = memories.count_rows()
-    indexed = any("intent_embedding" in index.columns for index in memories.list_indices())
-    if rows >= threshold and not indexed:
+        store.create_index(name, column, BTree())
+        built.append(f"{name}.{column} (btree)")
+    rows = store.count(schemas.MEMORIES)
+    if rows >= threshold and VECTOR_COLUMN not in store.indexed_columns(schemas.MEMORIES):
         # LanceDB's guidance: about sqrt(rows) partitions; 384-d split into 48 sub-vectors.
         config = IvfPq(
             distance_type="cosine",
             num_partitions=max(1, int(math.sqrt(rows))),
-            num_sub_vectors=pack.embedding.dim // 8,
+            num_sub_vectors=dim // 8,
         )
-        with storage_step(store.location, "index memories.intent_embedding"):
-            memories.create_index("intent_embedding", config=config)
+        store.create_index(schemas.MEMORIES, VECTOR_COLUMN, config)
         built.append("memories.intent_embedding (ivf_pq, cosine)")
     return built

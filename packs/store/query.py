@@ -18,7 +18,7 @@ import pyarrow as pa
 from packs.errors import InvalidFilter, InvalidInput, PackNotFound
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
-from packs.store.gateway import PackStore, storage_step
+from packs.store.gateway import PackStore
 
 # Query names -> (table, fixed condition). "knowledge" and "memories" split one table.
 QUERYABLE: dict[str, tuple[str, str | None]] = {
@@ -148,8 +148,9 @@ def query_table(
             f"Pack {store.location.name!r} has no {table_name!r} table yet "
             "(eval_runs appears after the first eval run)."
         )
-    table = store.open_version(table_name, version)
-    schema = table.schema
+    if version is None:
+        store.latest_version(table_name)  # see other handles' commits
+    schema = store.schema(table_name, version)
     clause = clause_for(parse_conditions(where), schema)
     wanted = list(columns) if columns else [f.name for f in schema if not _is_vector(f.type)]
     unknown = sorted(set(wanted) - set(schema.names))
@@ -158,12 +159,8 @@ def query_table(
     condition = " AND ".join(f"({c})" for c in (fixed, clause) if c) or None
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise InvalidInput(f"limit must be a positive int, got {limit!r}.")
-    with storage_step(store.location, f"query {table_name!r}"):
-        total = table.count_rows(condition)
-        query = table.search().select(wanted).limit(max(1, min(total, limit or total)))
-        if condition:
-            query = query.where(condition)
-        frame = pl.from_arrow(query.to_arrow() if total else schema.empty_table().select(wanted))
+    rows = store.scan(table_name, wanted, condition, limit=limit, version=version)
+    frame = pl.from_arrow(rows if rows.num_rows else schema.empty_table().select(wanted))
     assert isinstance(frame, pl.DataFrame)
     return frame
 
@@ -195,6 +192,4 @@ def versions(store: PackStore, name: str) -> list[dict[str, Any]]:
     """The versions of a query's table (for time travel)."""
     if name not in QUERYABLE:
         raise InvalidInput(f"Unknown table {name!r}; choose from {sorted(QUERYABLE)}.")
-    with storage_step(store.location, f"list versions of {name!r}"):
-        found = store.table(QUERYABLE[name][0]).list_versions()
-    return [{"version": v["version"], "timestamp": v["timestamp"]} for v in found]
+    return store.versions(QUERYABLE[name][0])

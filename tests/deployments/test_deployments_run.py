@@ -145,7 +145,7 @@ def check_half(runs: list[FinishedRun], pack: str, root: str) -> None:
     assert "data:image/png;base64," in artifacts["pack-health"][f"{pack}-health-chart"]
     assert "data:image/png;base64," in artifacts["eval-pack"][f"eval-{pack}-demo-trend"]
     with Pack.open(pack, root, read_only=True) as handle:
-        sources = set(handle.store.read_columns("memories", ["source"])["source"].to_pylist())
+        sources = set(handle.store.scan("memories", ["source"])["source"].to_pylist())
     assert any(s and s.endswith("risk.md") for s in sources), sources
     assert any(s and s.startswith("media:") for s in sources), sources
 

@@ -55,7 +55,7 @@ def test_every_method_plays_the_same_queries_in_the_same_order(rm_mv_slice, tmp_
     played = {}
     for name in ("similarity", "utility"):
         with Pack.open(name, tmp_path / "packs", read_only=True) as pack:
-            episodes = pack.store.table("episodes").to_arrow().sort_by("created_at")
+            episodes = pack.store._table("episodes").to_arrow().sort_by("created_at")
             played[name] = episodes["query_text"].to_pylist()
             assert pack.count(kind="knowledge") == 37
     assert played["similarity"] == played["utility"] and len(played["utility"]) == 12

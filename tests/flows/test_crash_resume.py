@@ -94,7 +94,7 @@ def learning_rows(root: str) -> dict[str, Any]:
         events = pack.query("rewards").select(
             "event_id", "idempotency_key", "episode_id", "memory_id", "value", "weight"
         )
-        merges = pack.store.read_columns(schemas.MERGES, ["merge_id", "memory_id"])
+        merges = pack.store.scan(schemas.MERGES, ["merge_id", "memory_id"])
         lessons = pack.query("lessons").select("memory_id", "status", "lesson")
         traces = pack.query("traces").drop("at").with_columns(pl.selectors.float().round(9))
     return {
@@ -145,7 +145,7 @@ def learning(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
         pack.flush()
         # Drift for recompute-utilities to repair: a utility no reward event explains.
         stale = pack.remember("The coffee machine broke before the open", "Used the kettle").id
-        fields = pack.store.table(schemas.MEMORIES).schema
+        fields = pack.store._table(schemas.MEMORIES).schema
         schema = pa.schema([fields.field("id"), fields.field("utility")])
         drift = pa.table({"id": [stale], "utility": [0.7]}, schema=schema)
         pack.store.merge(schemas.MEMORIES, drift, "id", update=True, insert=False)
@@ -201,7 +201,7 @@ def prepared(plan: KillPlan, fixture: Fixture) -> KillPlan:
 def stale_merge_counts(root: str) -> int:
     """Memories whose merge_count differs from their rows in the merges log."""
     with Pack.open(PACK, root, read_only=True) as pack:
-        logged = Counter(pack.store.read_columns(schemas.MERGES, ["memory_id"])["memory_id"]
+        logged = Counter(pack.store.scan(schemas.MERGES, ["memory_id"])["memory_id"]
                          .to_pylist())  # fmt: skip
         counts = pack.query("items").select("id", "merge_count").rows()
     return sum(1 for memory_id, count in counts if count != logged.get(memory_id, 0))

@@ -63,7 +63,7 @@ def pack_rows(target: IngestTarget, media_id: str) -> list[dict[str, Any]]:
     with Pack.open(target.pack, target.root, read_only=True, storage_options=options) as pack:
         where = f"source = 'media:{media_id}'"
         columns = ["id", "source_position", "start_s", "end_s", "intent_text"]
-        rows = pack.store.read_columns("memories", columns, where).to_pylist()
+        rows = pack.store.scan("memories", columns, where).to_pylist()
     return sorted(rows, key=lambda r: r["source_position"])
 
 

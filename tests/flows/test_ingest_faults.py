@@ -45,7 +45,7 @@ def server(media: Clips, bad: dict[str, Path]):
 
 def media_rows(root: str, media_id: str, options: dict[str, str] | None = None) -> list[int]:
     with Pack.open("p", root, read_only=True, storage_options=options) as pack:
-        rows = pack.store.read_columns(
+        rows = pack.store.scan(
             "memories", ["source_position"], f"source = 'media:{media_id}'"
         ).to_pylist()
     return sorted(r["source_position"] for r in rows)

@@ -59,5 +59,5 @@ def test_wolfie_ingest_shows_progress_and_a_summary(media: Clips, server: str, t
     assert "1 of 2 ingested" in output and "ingested" in output
     assert "SourceNotFound" in output and "missing.mp3" in output
     with Pack.open("cli", root, read_only=True) as pack:
-        titles = {r["title"] for r in pack.store.read_columns("memories", ["title"]).to_pylist()}
+        titles = {r["title"] for r in pack.store.scan("memories", ["title"]).to_pylist()}
     assert {"hello", "Shift guide > Keys"} <= titles

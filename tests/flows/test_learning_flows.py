@@ -74,14 +74,14 @@ def test_recompute_equals_online_and_is_idempotent(root):
     # lose the online utilities, as a crash between the log and the utilities would
     with Pack.open("journal", root) as pack:
         online = {
-            r["id"]: r["utility"] for r in pack.store.table(S.MEMORIES).to_arrow().to_pylist()
+            r["id"]: r["utility"] for r in pack.store._table(S.MEMORIES).to_arrow().to_pylist()
         }
-        pack.store.table(S.MEMORIES).update(values={"utility": 0.0})
-        version = pack.store.table(S.MEMORIES).version
+        pack.store._table(S.MEMORIES).update(values={"utility": 0.0})
+        version = pack.store._table(S.MEMORIES).version
     repaired = recompute_utilities(pack="journal", root=root)
     assert repaired["changed"] == sum(1 for u in online.values() if u != 0.0)
     with Pack.open("journal", root, read_only=True) as pack:
-        table = pack.store.table(S.MEMORIES)
+        table = pack.store._table(S.MEMORIES)
         assert table.version == version + 1  # one commit: old or new, never half
         rebuilt = {r["id"]: r["utility"] for r in table.to_arrow().to_pylist()}
     assert rebuilt == pytest.approx(online)
@@ -93,12 +93,12 @@ def test_refresh_lessons_template_then_no_op(root):
     report = refresh_lessons_flow(pack="journal", root=root, writer="template")
     assert report["written"] == report["candidates"] > 0 and not report["failures"]
     with Pack.open("journal", root, read_only=True) as pack:
-        rows = pack.store.table(S.MEMORIES).to_arrow().to_pylist()
+        rows = pack.store._table(S.MEMORIES).to_arrow().to_pylist()
         lessons = [r for r in rows if r["experience_summary"]]
         assert len(lessons) == report["written"]
         failing = [r for r in lessons if r["utility"] < -0.1]
         assert all("Avoid" in r["experience_summary"] for r in failing)
-        assert pack.store.table(S.LESSON_LOG).count_rows() == report["written"]
+        assert pack.store._table(S.LESSON_LOG).count_rows() == report["written"]
         recall = pack.search("I missed the move, should I jump in?")
         assert "## Lessons" in recall.prompt and "[template lesson]" in recall.prompt
     assert refresh_lessons_flow(pack="journal", root=root, writer="template")["candidates"] == 0
@@ -127,7 +127,7 @@ def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch)
         assert report["written"] == 3 and len(s.requests) == 3
     with Pack.open("journal", root, read_only=True) as pack:
         lessons = [
-            r["experience_summary"] for r in pack.store.table(S.MEMORIES).to_arrow().to_pylist()
+            r["experience_summary"] for r in pack.store._table(S.MEMORIES).to_arrow().to_pylist()
         ]
     assert lessons.count("Wait for the retest before buying.") == 3
 
@@ -145,7 +145,7 @@ def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
     assert report["written"] == 0 and set(report["failures"]) == set(recall.ids)
     with Pack.open("journal", root, read_only=True) as pack:
         assert {i: pack.get(i)["experience_summary"] for i in recall.ids} == before
-        log = pack.store.table(S.LESSON_LOG).to_arrow().to_pylist()
+        log = pack.store._table(S.LESSON_LOG).to_arrow().to_pylist()
         assert sum(1 for r in log if r["status"] == "failed") == len(recall.ids)
 
 
@@ -154,7 +154,7 @@ def test_pack_health_appends_traces_and_publishes_a_chart(root):
     second = pack_health(pack="journal", root=root)
     assert first["episode_count"] == second["episode_count"] == 24  # 12 demo episodes, 2 epochs
     with Pack.open("journal", root, read_only=True) as pack:
-        assert pack.store.table(S.STATE_TRACES).count_rows() == 2
+        assert pack.store._table(S.STATE_TRACES).count_rows() == 2
     found = artifacts("journal-health", "journal-health-chart")
     assert "data:image/png;base64," in str(found["journal-health-chart"])
     assert "hit_rate" in str(found["journal-health"])
@@ -167,7 +167,7 @@ def test_pack_health_shows_best_and_worst_memories_with_their_lessons(root):
     _, found = run_artifacts(pack_health, pack="journal", root=root)
     markdown = found["journal-utility-extremes"]
     with Pack.open("journal", root, read_only=True) as pack:
-        rows = pack.store.read_columns(
+        rows = pack.store.scan(
             S.MEMORIES, ["id", "utility", "experience_summary"], "reward_count > 0"
         ).to_pylist()
     rows.sort(key=lambda r: r["utility"])
@@ -200,7 +200,7 @@ def test_maintenance_compacts_and_builds_indexes(root):
     with Pack.open("journal", root) as pack:
         assert pack.search("I missed the move, should I jump in?").items
         # retention 0 drops every old version; optimize's own two commits may remain
-        assert len(pack.store.table(S.MEMORIES).list_versions()) <= 2
+        assert len(pack.store._table(S.MEMORIES).list_versions()) <= 2
     assert report["versions_removed"]["memories"] >= 6
     assert maintain_pack(pack="journal", root=root, index_threshold=500)["indexes_built"] == []
 

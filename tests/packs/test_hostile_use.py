@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import packs.embeddings.base as embeddings_base
+import packs.embeddings.pack_embedder as pack_embedder
 import packs.pack as pack_module
 from packs import KnowledgeChunk, Pack, WolfieError
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
@@ -40,8 +41,9 @@ from packs.errors import (
 )
 from packs.hooks import register_hook, registered_hooks, unregister_hook
 from packs.store import schemas as S
+from packs.store.faults import storage_step
 from packs.store.filters import tag
-from packs.store.gateway import PackLocation, locate, storage_step
+from packs.store.locations import PackLocation, locate
 from tests.support.packs import HashEmbedder
 
 ALPHA = 0.3
@@ -76,7 +78,7 @@ def hashed(tmp_path: Path) -> Iterator[Pack]:
 
 def stored(pack: Pack, table: str) -> list[dict]:
     pack.flush()
-    return pack.store.table(table).to_arrow().to_pylist()
+    return pack.store._table(table).to_arrow().to_pylist()
 
 
 # --- non-finite values -----------------------------------------------------------------
@@ -87,7 +89,7 @@ def test_a_nan_embedding_is_refused_before_anything_is_buffered(hashed):
     on it, and every row acknowledged after it was never written."""
     with pytest.raises(InvalidEmbedding, match="non-finite"):
         hashed.recall("poison query")
-    assert hashed._journal.buffer.empty()
+    assert hashed._flusher.idle()
     with pytest.raises(InvalidEmbedding):
         hashed.remember("a poison intent", "a response")
     with pytest.raises(InvalidEmbedding):
@@ -120,7 +122,7 @@ def test_non_finite_chunk_times_are_refused(hashed, times):
 def test_a_row_that_cannot_be_written_never_blocks_the_rest(hashed, monkeypatch, caplog):
     """Bug: a row the table refuses (here a NaN vector that slipped past the checks) was
     put back ahead of every newer row, so each later flush failed on it again."""
-    for module in (pack_module, embeddings_base):
+    for module in (pack_embedder, embeddings_base):
         monkeypatch.setattr(module, "check_vectors", lambda vectors, *args: vectors)
     bad = hashed.recall("poison query").episode_id
     good = [hashed.recall(f"breakout {i}").episode_id for i in range(9)]
@@ -202,11 +204,11 @@ def test_durable_mode_writes_every_call_at_once(tmp_path):
     with Pack.open("durable", tmp_path, embedder=HashEmbedder(), settings=settings) as pack:
         pack.remember("Chased a breakout", "Stopped out at -1R")
         episode = pack.recall("breakout").episode_id
-        assert pack._journal.buffer.empty()
+        assert pack._flusher.idle()
         pack.resolve(episode, "Waited for the retest")
-        assert pack._journal.buffer.empty()
+        assert pack._flusher.idle()
         assert pack.validate(episode, "output", hook=lambda out, ctx: "no bool").passed is None
-        assert pack._journal.buffer.empty()
+        assert pack._flusher.idle()
 
 
 @pytest.mark.parametrize(
@@ -470,12 +472,12 @@ def test_a_password_in_the_root_url_is_redacted():
 def test_the_seen_idempotency_keys_are_bounded(hashed):
     """Bug: every feedback call added its key to an in-memory set that never shrank
     (50,000 entries after 50,000 calls). Evicted keys are still found in the log."""
-    journal = hashed._journal
-    journal.seen_keys_bound = 50
+    keys = hashed._rewards.keys
+    keys.bound = 50
     episode = hashed.recall("breakout").episode_id
     for i in range(200):
         hashed.feedback(episode, 0.1, idempotency_key=f"key-{i}")
-        assert len(journal._seen_keys) <= 50
+        assert len(keys) <= 50
     assert hashed.feedback(episode, 0.1, idempotency_key="key-0").duplicate  # stored
     hashed.feedback(episode, 0.1, idempotency_key="late")
     for i in range(60):
@@ -485,7 +487,7 @@ def test_the_seen_idempotency_keys_are_bounded(hashed):
 
 
 def test_the_key_bound_is_documented():
-    from packs.store.journal import SEEN_KEYS_BOUND
+    from packs.rewards.idempotency import SEEN_KEYS_BOUND
 
     assert 1_000 <= SEEN_KEYS_BOUND <= 100_000
     text = " ".join(Path("docs/durability.md").read_text().split())

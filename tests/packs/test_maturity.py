@@ -57,5 +57,5 @@ def test_pack_warms_up_from_cold(tmp_path):
         assert stages[1].stage == "warming"
         assert stages[-1].stage == "warm", stages[-1]
         assert stages[-1].episode_count == 300 and stages[-1].feedback_density == 1.0
-        traces = pack.store.table("state_traces").to_arrow().to_pylist()
+        traces = pack.store._table("state_traces").to_arrow().to_pylist()
         assert [t["stage"] for t in traces] == [s.stage for s in stages]

@@ -10,7 +10,7 @@ from packs.store import schemas as S
 
 
 def rows(pack, table, where=None):
-    query = pack.store.table(table).search()
+    query = pack.store._table(table).search()
     if where:
         query = query.where(where)
     return query.limit(100_000).to_list()
@@ -232,7 +232,7 @@ def test_regression_a_failed_flush_never_duplicates_rows(trading_pack, monkeypat
     with pytest.raises(OSError):
         trading_pack.flush()  # retrieval_log landed, then "failed": it is kept for a retry
     trading_pack.flush()  # the retry writes by key; reward events go in as well
-    assert store.table(S.REWARD_EVENTS).count_rows() == len(recall.ids)
+    assert store.count(S.REWARD_EVENTS) == len(recall.ids)
     assert trading_pack.count(S.EPISODES) == 1
     assert trading_pack.count(S.RETRIEVAL_LOG) == recall.candidate_count
     assert trading_pack.count(S.REWARD_EVENTS) == len(recall.ids)

@@ -238,7 +238,7 @@ def check_utility_movement(target: PackTarget) -> str:
 
 
 def _table_rows(pack: Pack, table: str, column: str, value: str) -> list[dict[str, Any]]:
-    return [r for r in pack.store.table(table).to_arrow().to_pylist() if r[column] == value]
+    return [r for r in pack.store._table(table).to_arrow().to_pylist() if r[column] == value]
 
 
 def check_logged_episode(target: PackTarget) -> str:

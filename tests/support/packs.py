@@ -15,7 +15,7 @@ def table_versions(pack: Pack) -> dict[str, tuple[int, int]]:
     """(version, rows) of every table: equal before and after means nothing was written."""
     out = {}
     for name in all_schemas(pack.embedding.dim):
-        table = pack.store.table(name)
+        table = pack.store._table(name)
         table.checkout_latest()
         out[name] = (table.version, table.count_rows())
     return out

@@ -78,7 +78,7 @@ def test_url_password_never_in_errors_or_lesson_log(tmp_root):
             recall = pack.recall("Missed the breakout")
             pack.feedback(recall.episode_id, -1.0)
             report = refresh_lessons(pack, writer, None)
-            log = pack.store.table(S.LESSON_LOG).to_arrow().to_pylist()
+            log = pack.store._table(S.LESSON_LOG).to_arrow().to_pylist()
         sent = s.requests[0]["headers"]["authorization"]
     assert "HTTP 400" in error and PASSWORD not in error and PASSWORD not in repr(writer)
     assert report.failures and all(PASSWORD not in why for why in report.failures.values())

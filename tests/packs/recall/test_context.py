@@ -195,5 +195,5 @@ def test_a_settings_change_reaches_the_history_bound(tmp_path):
         for _ in range(4):
             recall = pack.recall(TIMEOUT_Q)
             pack.feedback(recall.episode_id or "", 1.0)
-        kept = pack._journal.context._items[recall.ids[0]]
+        kept = pack._recall.context._items[recall.ids[0]]
         assert kept.rewards.shape == (2,)

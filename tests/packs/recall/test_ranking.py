@@ -1,19 +1,23 @@
 """Phase B math against values worked out by hand."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from packs.recall.phases import rank_weights
 from packs.recall.ranking import (
-    RankWeights,
     exploration_bonus,
     guarded_zscore,
     rerank,
     similarity_from_distance,
 )
+from packs.settings import PackSettings
 
+DEFAULT_WEIGHTS = rank_weights(PackSettings())
 
 def test_similarity_is_one_minus_cosine_distance():
     assert similarity_from_distance(np.array([0.0, 0.25, 1.0, 2.0])) == pytest.approx(
@@ -77,7 +81,7 @@ def test_rerank_balanced_weights_tie_break_by_phase_a_order():
     sim = np.array([0.9, 0.8, 0.7])
     util = np.array([-0.5, 0.0, 0.5])
     zeros = np.zeros(3)
-    ranking = rerank(sim, util, zeros, np.zeros(3, int), np.zeros(3, bool), RankWeights(), 3)
+    ranking = rerank(sim, util, zeros, np.zeros(3, int), np.zeros(3, bool), DEFAULT_WEIGHTS, 3)
     # z_sim = [1.2247, 0, -1.2247], z_util = [-1.2247, 0, 1.2247]: scores all 0
     assert ranking.score == pytest.approx([0.0, 0.0, 0.0], abs=1e-9)
     assert list(ranking.order) == [0, 1, 2]
@@ -86,7 +90,7 @@ def test_rerank_balanced_weights_tie_break_by_phase_a_order():
 def test_rerank_utility_heavy_weights_reverse_the_order():
     sim = np.array([0.9, 0.8, 0.7])
     util = np.array([-0.5, 0.0, 0.5])
-    weights = RankWeights(lam=0.7)
+    weights = dataclasses.replace(DEFAULT_WEIGHTS, lam=0.7)
     ranking = rerank(sim, util, np.zeros(3), np.zeros(3, int), np.zeros(3, bool), weights, 2)
     # 0.3 * 1.2247 - 0.7 * 1.2247 = -0.4899
     assert ranking.score == pytest.approx([-0.489898, 0.0, 0.489898], abs=1e-6)
@@ -97,7 +101,7 @@ def test_rerank_bonus_and_confidence_enter_the_score():
     sim = np.array([0.5, 0.5])
     util = np.zeros(2)
     conf = np.array([0.0, 1.0])
-    ranking = rerank(sim, util, conf, np.array([0, 0]), np.array([True, False]), RankWeights(), 2)
+    ranking = rerank(sim, util, conf, np.array([0, 0]), np.array([True, False]), DEFAULT_WEIGHTS, 2)
     # z_conf = [-1, 1] (std 0.5 > floor 0.1); item 0 gets bonus 0.1: scores -0.1+0.1 and 0.1
     assert ranking.score == pytest.approx([0.0, 0.1])
     assert list(ranking.order) == [1, 0]

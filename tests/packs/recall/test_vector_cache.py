@@ -77,19 +77,18 @@ def pack(tmp_root):
 def exact(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], np.ndarray]:
     """LanceDB's flat search (exact without an index): the reference."""
     vector = SeededEmbedder().embed([text])[0]
-    table = pack.store.table(schemas.MEMORIES)
-    table.checkout_latest()
-    found = phase_a(table, vector, pack.settings.k1, clause, pack.settings.delta)
+    pack.store.latest_version(schemas.MEMORIES)
+    found = phase_a(pack.store, vector, pack.settings.k1, clause, pack.settings.delta)
     return found.ids, found.similarity
 
 
 def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], np.ndarray]:
     """The cache's own top-k1 (no LanceDB fallback can hide a stale entry)."""
     vector = SeededEmbedder().embed([text])[0]
-    cache = pack._vectors
-    table = pack.store.table(schemas.MEMORIES)
-    assert cache.sync(table, CANDIDATE_COLUMNS)
-    hits = cache.top_k(vector, pack.settings.k1, cache.allowed(table, clause) if clause else None)
+    cache, store = pack._recall.vectors, pack.store
+    assert cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS)
+    mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
+    hits = cache.top_k(vector, pack.settings.k1, mask)
     return cache.ids(hits.positions), 1.0 - hits.distance
 
 
@@ -104,7 +103,7 @@ def test_cache_equals_lancedb_exact_search(pack):
         ref_ids, ref_similarity = exact(pack, query)
         assert ids == ref_ids
         assert similarity == pytest.approx(ref_similarity, abs=1e-5)
-    assert pack._vectors.rows == 1200
+    assert pack._recall.vectors.rows == 1200
 
 
 def test_candidate_columns_are_the_rows_own(pack):
@@ -151,11 +150,11 @@ def test_vector_rewritten_elsewhere_is_not_served_stale(pack, tmp_root):
 def test_deleted_rows_are_not_returned(pack, tmp_root):
     assert pack.search("chunk 8 of a.md").items[0].text == "chunk 8 of a.md"
     with open_pack(tmp_root) as other:
-        other.store.table(schemas.MEMORIES).delete("source = 'a.md' AND source_position < 300")
+        other.store._table(schemas.MEMORIES).delete("source = 'a.md' AND source_position < 300")
     texts = [i.text for i in pack.search("chunk 8 of a.md", k=10).items]
     assert "chunk 8 of a.md" not in texts
     assert cached(pack, "chunk 8 of a.md")[0] == exact(pack, "chunk 8 of a.md")[0]
-    assert pack._vectors.rows == 900
+    assert pack._recall.vectors.rows == 900
 
 
 def test_compaction_and_own_flushes_keep_results_exact(pack):
@@ -166,7 +165,7 @@ def test_compaction_and_own_flushes_keep_results_exact(pack):
     pack.store.compact(schemas.MEMORIES)
     for i in range(10):
         assert cached(pack, f"question {i}")[0] == exact(pack, f"question {i}")[0]
-    assert pack._vectors.rows == 1200
+    assert pack._recall.vectors.rows == 1200
 
 
 def test_many_rows_moved_elsewhere_are_squeezed_out(pack, tmp_root):
@@ -174,12 +173,13 @@ def test_many_rows_moved_elsewhere_are_squeezed_out(pack, tmp_root):
     clause = f"{visible_clause(None)} AND source = 'a.md'"
     cached(pack, "chunk 40 of a.md", clause)  # a filter mask exists before the rebuild
     with open_pack(tmp_root) as other:
-        ids = other.store.read_columns(schemas.MEMORIES, ["id"])["id"].to_pylist()[:500]
+        ids = other.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist()[:500]
         other.store.increment(schemas.MEMORIES, ids, "usage_count", 2)
     for text in ("chunk 40 of a.md", "chunk 300 of b.md", "chunk 599 of b.md"):
         assert cached(pack, text)[0] == exact(pack, text)[0]
         assert cached(pack, text, clause)[0] == exact(pack, text, clause)[0]
-    assert pack._vectors.rows == pack._vectors._n == 1200  # rebuilt: no superseded entries
+    cache = pack._recall.vectors
+    assert cache.rows == cache._n == 1200  # rebuilt: no superseded entries
     items = pack.search("chunk 40 of a.md", k=10).items
     assert len({item.id for item in items}) == len(items) == 10
     assert items[0].text == "chunk 40 of a.md"
@@ -228,10 +228,9 @@ def test_unchanged_local_table_skips_lancedb_until_a_commit(pack, tmp_root, monk
     """The ``_versions`` folder's mtime stands in for the version check only while no
     commit happened; a write by another handle is still found at once."""
     monkeypatch.setattr(vector_cache, "_SETTLE_NS", 50_000_000)
-    table = pack.store.table(schemas.MEMORIES)
     checks = []
-    real = table.checkout_latest
-    monkeypatch.setattr(table, "checkout_latest", lambda: checks.append(1) or real())
+    real = pack.store.latest_version
+    monkeypatch.setattr(pack.store, "latest_version", lambda name: checks.append(1) or real(name))
     time.sleep(0.1)
     pack.search("first")  # loads the cache
     pack.search("first again")  # checks the version, and records the settled marker
@@ -246,9 +245,9 @@ def test_unchanged_local_table_skips_lancedb_until_a_commit(pack, tmp_root, monk
 
 
 def test_cache_stands_aside_above_max_rows(pack):
-    pack._vectors.max_rows = 100
+    pack._recall.vectors.max_rows = 100
     assert top_ids(pack, "chunk 4 of a.md")[:1] == exact(pack, "chunk 4 of a.md")[0][:1]
-    assert pack._vectors.rows == 0
+    assert pack._recall.vectors.rows == 0
 
 
 def test_repeated_query_is_embedded_once(tmp_root):

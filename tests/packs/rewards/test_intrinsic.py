@@ -122,7 +122,7 @@ def test_resolve_rewards_a_response_like_past_successes(warm_pack):
         assert warm_pack.get(memory_id)["utility"] == pytest.approx(expected)
     warm_pack.flush()
     (episode,) = (
-        warm_pack.store.table("episodes").search().where(f"id = '{recall.episode_id}'").to_list()
+        warm_pack.store._table("episodes").search().where(f"id = '{recall.episode_id}'").to_list()
     )
     assert (
         episode["response"].startswith("Put the stop") and len(episode["response_embedding"]) == 384

@@ -96,7 +96,7 @@ def test_rebuild_repairs_utilities_lost_after_the_log(trading_pack, tmp_path):
     recall = trading_pack.recall("breakout")
     trading_pack.feedback(recall.episode_id, 1.0)
     trading_pack.flush()
-    table = trading_pack.store.table("memories")
+    table = trading_pack.store._table("memories")
     table.update(values={"utility": 0.0, "confidence": 0.0, "reward_count": 0})
     report = trading_pack.rebuild_utilities()
     assert report.changed == len(recall.ids) and report.max_utility_drift == pytest.approx(0.3)

@@ -22,7 +22,7 @@ def one_memory_episode(pack: Pack, query: str = "earnings tomorrow") -> tuple[st
 
 def rows(pack, table):
     pack.flush()
-    return pack.store.table(table).to_arrow().to_pylist()
+    return pack.store._table(table).to_arrow().to_pylist()
 
 
 @pytest.mark.parametrize(("stars", "value"), [(1, -1.0), (2, -0.5), (3, 0.0), (4, 0.5), (5, 1.0)])

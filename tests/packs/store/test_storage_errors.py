@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from packs.errors import StorageError, TransientStorageError
-from packs.store.gateway import PackLocation, storage_step
+from packs.store.faults import storage_step
+from packs.store.locations import PackLocation
 
 WHERE = PackLocation(name="p", root="s3://bucket/prefix", storage_options={})
 # A real message from a run where a 503 was taken for a 403 ("1.169403ms").

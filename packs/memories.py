@@ -1,0 +1,183 @@
+"""The write path of a Pack: memories (remembered, or merged into a near-duplicate)
+and knowledge chunks (idempotent by source and position)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from packs.embeddings.pack_embedder import PackEmbedder
+from packs.errors import InvalidInput
+from packs.recall.ranking import similarity_from_distance
+from packs.recall.scopes import SCOPE_KEY, check_scope, same_scope_clause, scoped_metadata
+from packs.records import KnowledgeChunk, RememberResult
+from packs.settings import ActiveSettings
+from packs.store import schemas
+from packs.store.filters import sql_literal
+from packs.store.gateway import PackStore
+from packs.store.rows import knowledge_row, memory_row, merge_row
+from packs.validation import check_metadata, check_seconds, check_text
+
+KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
+# What a re-ingested chunk may change; learned columns are left alone.
+_CONTENT_COLUMNS = (
+    "id", "intent_text", "intent_embedding", "title", "start_s", "end_s", "metadata_json",
+    "tags", "updated_at",
+)  # fmt: skip
+_NEAREST_COLUMNS = ["id", "merge_count"]
+_POLARITIES = (None, "success", "failure")
+
+
+class MemoryWriter:
+    """Remembers interactions and adds knowledge to one Pack."""
+
+    def __init__(
+        self,
+        store: PackStore,
+        settings: ActiveSettings,
+        embedder: PackEmbedder,
+        lock: threading.RLock,
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._embedder = embedder
+        self._lock = lock
+        self._memories_schema = schemas.memories_schema(embedder.info.dim)
+
+    def remember(
+        self,
+        intent: str,
+        response: str,
+        outcome: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        polarity: str | None = None,
+        source: str = "api",
+        scope: str | None = None,
+    ) -> RememberResult:
+        """Store an interaction as a memory, or merge it into a near-duplicate.
+
+        A stored memory whose intent has cosine >= ``dedup_threshold`` with this one
+        absorbs it: its ``merge_count`` grows and this intent joins its provenance.
+        ``scope`` (a user or session) is stored as metadata; only recalls in that scope
+        see the memory, and duplicates are looked for within the scope only.
+        """
+        self._store.require_writable("remember")
+        limit = self._settings.value.max_text_chars
+        intent = check_text(intent, "intent", limit)
+        response = check_text(response, "response", limit)
+        if outcome is not None:
+            outcome = check_text(outcome, "outcome", limit)
+        if polarity not in _POLARITIES:
+            raise InvalidInput(f"polarity must be 'success', 'failure' or None, not {polarity!r}.")
+        meta = check_metadata(dict(metadata) if metadata is not None else None)
+        scope = check_scope(scope)
+        meta = scoped_metadata(meta, scope)
+        scope = meta.get(SCOPE_KEY)
+        source = check_text(source, "source", 2_000)
+        intent_vec, response_vec = self._embedder.embed([intent, response])
+        now = datetime.now(UTC)
+        row = memory_row(
+            intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
+        )
+        with self._lock:
+            if self._store.count(schemas.MEMORIES, f"id = {sql_literal(row['id'])}"):
+                return RememberResult(row["id"], "exists", 1.0)  # a retried call: no change
+            nearest = self._nearest_memory(intent_vec, scope)
+            if nearest is not None:
+                distance = np.array([nearest.pop("_distance")])
+                similarity = float(similarity_from_distance(distance)[0])
+                if similarity >= self._settings.value.dedup_threshold:
+                    merge = merge_row(nearest["id"], intent, response, outcome, meta, source,
+                                      similarity, now)  # fmt: skip
+                    self._absorb(merge, nearest["merge_count"] or 0)
+                    return RememberResult(nearest["id"], "merged", similarity)
+            self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
+            return RememberResult(row["id"], "created", None)
+
+    def _absorb(self, row: dict[str, Any], counted: int) -> None:
+        """Log a near-duplicate (a ``merges`` row) and count it, without rewriting the
+        memory.
+
+        The memory keeps its text and learned state; the merge's provenance is an
+        append-only row (concurrent merges can't overwrite each other). ``merge_count``
+        is then set to the number of logged merges, and only raised, never lowered: a
+        writer that counted before another's merge can't undo it, and a re-run after a
+        crash between the two writes repairs the count. ``counted`` is the count read
+        with the nearest memory: counts only grow, so at or above the log it is current.
+        """
+        memory_id, now = row["memory_id"], row["at"]
+        table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
+        self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
+        self._store.merge(schemas.MERGES, table, "merge_id")
+        clause = f"memory_id = {sql_literal(memory_id)}"
+        logged = self._store.count(schemas.MERGES, clause)
+        if counted < logged:
+            full = self._memories_schema
+            columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
+            count = pa.table(columns, schema=pa.schema([full.field(c) for c in columns]))
+            self._store.merge(
+                schemas.MEMORIES, count, "id",
+                update="target.merge_count < source.merge_count", insert=False,
+            )  # fmt: skip
+
+    def _nearest_memory(self, vector: np.ndarray, scope: str | None) -> dict[str, Any] | None:
+        clause = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {same_scope_clause(scope)}"
+        hits = self._store.search(schemas.MEMORIES, vector, _NEAREST_COLUMNS, clause, limit=1)
+        return hits.to_pylist()[0] if hits.num_rows else None
+
+    def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
+        """Add knowledge chunks; ids come from (source, position), so it is idempotent.
+
+        Re-adding an unchanged chunk changes nothing. A chunk whose text changed at the
+        same position gets the new text and embedding but keeps its learned state, so
+        the stored utilities always equal the replay of the reward log.
+        """
+        self._store.require_writable("add knowledge")
+        items = [self._check_chunk(c) for c in chunks]
+        ids: list[str] = []
+        for start in range(0, len(items), KNOWLEDGE_BATCH):
+            batch = items[start : start + KNOWLEDGE_BATCH]
+            vectors = self._embedder.embed([c.text for c in batch])
+            now = datetime.now(UTC)
+            rows = {}
+            for chunk, vec in zip(batch, vectors, strict=True):
+                row = knowledge_row(chunk, vec, now)
+                rows[row["id"]] = row  # a repeated (source, position) keeps the last text
+            table = self._memory_table(list(rows.values()))
+            self._store.merge(schemas.MEMORIES, table, "id")  # new chunks only
+            self._store.merge(
+                schemas.MEMORIES,
+                table.select(list(_CONTENT_COLUMNS)),
+                "id",
+                update="target.intent_text != source.intent_text",
+                insert=False,
+            )
+            ids.extend(rows)
+        return ids
+
+    def _check_chunk(self, chunk: KnowledgeChunk | Mapping[str, Any]) -> KnowledgeChunk:
+        if isinstance(chunk, Mapping):
+            fields = dict(chunk)
+            try:
+                chunk = KnowledgeChunk(**fields)
+            except TypeError as exc:
+                raise InvalidInput(f"Bad knowledge chunk {fields!r}: {exc}") from exc
+        if not isinstance(chunk, KnowledgeChunk):
+            raise InvalidInput(f"Expected KnowledgeChunk or dict, got {type(chunk).__name__}.")
+        text = check_text(chunk.text, "chunk text", self._settings.value.max_text_chars)
+        source = check_text(chunk.source, "chunk source", 2_000)
+        if isinstance(chunk.position, bool) or not isinstance(chunk.position, int):
+            raise InvalidInput(f"chunk position must be an int, got {chunk.position!r}.")
+        return KnowledgeChunk(
+            text, source, chunk.position, chunk.title, check_seconds(chunk.start_s, "start_s"),
+            check_seconds(chunk.end_s, "end_s"), check_metadata(chunk.metadata),
+        )  # fmt: skip
+
+    def _memory_table(self, rows: list[dict[str, Any]]) -> pa.Table:
+        return pa.Table.from_pylist(rows, schema=self._memories_schema)

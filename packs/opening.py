@@ -1,0 +1,103 @@
+"""Opening a Pack's storage: found or created, its schema version and embedding
+checked, its stored settings read (the :class:`~packs.pack.Pack` facade then builds its
+services over what this returns)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from packs.embeddings import EmbeddingInfo, EmbeddingProvider
+from packs.embeddings.onnx_minilm import OnnxMiniLM
+from packs.errors import PackNotFound, SchemaVersionError
+from packs.settings import PackSettings
+from packs.store import schemas
+from packs.store.gateway import PackStore
+from packs.store.locations import locate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OpenedStore:
+    store: PackStore
+    settings: PackSettings  # as stored
+    settings_version: int
+    embedding: EmbeddingInfo
+    requested: PackSettings | None  # settings the caller asked for, to store if they differ
+
+
+def open_store(
+    name: str,
+    root: str | os.PathLike[str] | None,
+    read_only: bool,
+    *,
+    create: bool,
+    embedder: EmbeddingProvider | None,
+    settings: PackSettings | Mapping[str, Any] | None,
+    storage_options: Mapping[str, str] | None,
+) -> OpenedStore:
+    """The storage of Pack ``name``, created when missing (see :meth:`Pack.open`)."""
+    location = locate(name, root, storage_options)
+    store = PackStore(location, read_only=read_only)
+    if isinstance(settings, Mapping):
+        settings = PackSettings.from_dict(dict(settings))
+    # pack_meta is created last and written after it, so a Pack whose creation
+    # crashed half-way has no schema_version yet and is simply created again.
+    meta = store.read_meta() if store.exists() else {}
+    if "schema_version" not in meta:
+        if read_only or not create:
+            raise PackNotFound(
+                f"No Pack {name!r} under {location.root!r}. Check the name and root "
+                "(WOLFIE_ROOT), or open it writable with create=True to make it."
+            )
+        info = embedder.info if embedder else OnnxMiniLM.info
+        created = _create(store, info, settings or PackSettings())
+        return OpenedStore(store, created, 1, info, None)
+    version = int(meta.get("schema_version", 0))
+    if version > schemas.SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"Pack {name!r} has schema version {version}, newer than this Wolfie "
+            f"({schemas.SCHEMA_VERSION}). Upgrade Wolfie to open it."
+        )
+    stored = EmbeddingInfo.from_dict(meta["embedding"])
+    (embedder.info if embedder else OnnxMiniLM.info).check_compatible(stored, name)
+    if embedder is None and stored.provider != OnnxMiniLM.info.provider:
+        log.info("Pack %r was built with %s; using the compatible default", name, stored)
+    return OpenedStore(
+        store,
+        PackSettings.from_dict(meta.get("settings", {})),
+        int(meta.get("settings_version", 1)),
+        stored,
+        settings,
+    )
+
+
+def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> PackSettings:
+    store.create(info.dim)
+    store.write_meta(
+        {
+            "schema_version": schemas.SCHEMA_VERSION,
+            "embedding": info.to_dict(),
+            "settings": settings.to_dict(),
+            "settings_version": 1,
+            "settings@1": settings.to_dict(),
+            "created_at": datetime.now(UTC).isoformat(),
+        }
+    )
+    return settings
+
+
+def store_settings(store: PackStore, settings: PackSettings, version: int) -> None:
+    """Store ``settings`` as version ``version`` (and make it the current one)."""
+    store.write_meta(
+        {
+            "settings": settings.to_dict(),
+            "settings_version": version,
+            f"settings@{version}": settings.to_dict(),
+        }
+    )

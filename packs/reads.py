@@ -1,0 +1,51 @@
+"""Reading single rows of a Pack: one memory with its merge provenance and its learned
+state as this handle sees it (pending rewards and uses included)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packs.errors import InvalidInput, UnknownMemory
+from packs.rewards.learned import LearnedStates, learned_of
+from packs.store import schemas
+from packs.store.filters import sql_literal
+from packs.store.gateway import PackStore
+
+_MERGE_COLUMNS = ["at", "source", "intent_text", "metadata_json"]
+
+
+class MemoryReader:
+    """Reads memory and knowledge rows of one Pack."""
+
+    def __init__(self, store: PackStore, learned: LearnedStates) -> None:
+        self._store = store
+        self._learned = learned
+
+    def get(self, memory_id: str) -> dict[str, Any]:
+        """One memory or knowledge row (learned columns include pending updates)."""
+        if not isinstance(memory_id, str):
+            raise InvalidInput(f"memory_id must be a str, got {type(memory_id).__name__}.")
+        rows = self._store.get(schemas.MEMORIES, f"id = {sql_literal(memory_id)}")
+        if not rows:
+            raise UnknownMemory(
+                f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
+            )
+        row = rows[0]
+        if self._store.has_table(schemas.MERGES):
+            clause = f"memory_id = {sql_literal(memory_id)}"
+            merges = self._store.scan(schemas.MERGES, _MERGE_COLUMNS, clause).to_pylist()
+            row["provenance"] = list(row["provenance"] or []) + sorted(
+                merges, key=lambda m: m["at"]
+            )
+        state, uses = self._learned.pending(memory_id, learned_of(row))
+        row.update(
+            utility=state.utility,
+            confidence=state.confidence,
+            reward_count=state.reward_count,
+            usage_count=row["usage_count"] + uses,
+        )
+        return row
+
+    def count(self, table: str, kind: str | None) -> int:
+        """Rows in ``table`` (of ``kind``, when given)."""
+        return self._store.count(table, f"kind = {sql_literal(kind)}" if kind else None)

@@ -1,0 +1,108 @@
+"""Recall and search for one open Pack: Phase A, Phase B, the episode log and the
+prompt block (docs/recall.md)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from packs.embeddings.pack_embedder import PackEmbedder
+from packs.errors import InvalidInput
+from packs.recall.context import ContextIndex
+from packs.recall.context_log import load_context
+from packs.recall.phases import phase_a, phase_b
+from packs.recall.prompt import render_prompt
+from packs.recall.scopes import check_scope, visible_clause
+from packs.recall.vector_cache import VectorCache
+from packs.records import Recall
+from packs.rewards.learned import LearnedStates
+from packs.settings import ActiveSettings
+from packs.store import schemas
+from packs.store.episodes import EpisodeLog
+from packs.store.filters import where_clause
+from packs.store.flush import Flusher
+from packs.store.gateway import PackStore
+from packs.validation import check_text
+
+_KINDS = (None, schemas.KIND_MEMORY, schemas.KIND_KNOWLEDGE)
+
+
+class RecallService:
+    """Ranks a Pack's rows for a query and, for a recall, logs the episode."""
+
+    def __init__(
+        self,
+        store: PackStore,
+        settings: ActiveSettings,
+        embedder: PackEmbedder,
+        learned: LearnedStates,
+        episodes: EpisodeLog,
+        context: ContextIndex,
+        flusher: Flusher,
+        lock: threading.RLock,
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._embedder = embedder
+        self._learned = learned
+        self._episodes = episodes
+        self._flusher = flusher
+        self._lock = lock
+        self.context = context  # the contextual-utility index this service fills
+        self.vectors = VectorCache(embedder.info.dim)  # Phase A's exact scan (docs/recall.md)
+
+    def retrieve(
+        self,
+        query: str,
+        k: int | None,
+        where: Mapping[str, Any] | None,
+        metadata: Mapping[str, Any] | None,
+        kind: str | None,
+        scope: str | None,
+        *,
+        log_episode: bool,
+    ) -> Recall:
+        """Phase A then Phase B; with ``log_episode`` the episode is buffered."""
+        s = self._settings.value
+        text = check_text(query, "query", s.max_text_chars)
+        k2 = s.k2 if k is None else k
+        if isinstance(k2, bool) or not isinstance(k2, int) or k2 < 1:
+            raise InvalidInput(f"k must be a positive int, got {k!r}.")
+        k1 = max(s.k1, k2)
+        if kind not in _KINDS:
+            raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
+        clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
+        visible = visible_clause(check_scope(scope))
+        clause = visible if clause is None else f"{visible} AND ({clause})"
+        vector = self._embedder.embed_query(text)
+        with self._lock:
+            candidates = phase_a(self._store, vector, k1, clause, s.delta, self.vectors)
+            ranked = phase_b(candidates, self._learned.effective, s, k2, self._contextual(vector))
+            episode_id = None
+            if log_episode:
+                episode_id = self._episodes.log(
+                    text, vector, k1, k2, clause, candidates, ranked, self._settings.version
+                )
+                self._flusher.maybe_flush()
+        items = tuple(ranked.items)
+        return Recall(episode_id, text, items, len(candidates), render_prompt(items))
+
+    def load_context(self) -> None:
+        """Fill the contextual-utility index from the logs, once (flushed first)."""
+        if not self.context.loaded:
+            self._flusher.flush()
+            load_context(self.context, self._store)
+
+    def _contextual(self, vector: np.ndarray) -> Callable[[str, float], float] | None:
+        """The query-conditioned utility lookup for this query, in contextual mode."""
+        s = self._settings.value
+        if s.utility_mode != "contextual":
+            return None
+        self.load_context()
+        index = self.context
+        return lambda memory_id, q: index.utility(
+            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior
+        )

@@ -1,0 +1,85 @@
+"""The reward ledger: one typed ``reward_events`` row per rewarded memory, buffered with
+the step that moves the memory's utility online."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import uuid
+from datetime import UTC, datetime
+
+from packs.recall.context import ContextIndex
+from packs.rewards.ema import RewardStep, fold
+from packs.rewards.idempotency import IdempotencyKeys
+from packs.rewards.learned import LearnedStates
+from packs.store import schemas
+from packs.store.episodes import EpisodeLog
+from packs.store.rows import stable_hash
+from packs.store.write_buffer import WriteBuffer
+
+
+class RewardLedger:
+    """Buffers reward events and their steps for one handle (a named ``writer``)."""
+
+    def __init__(
+        self,
+        buffer: WriteBuffer,
+        learned: LearnedStates,
+        episodes: EpisodeLog,
+        context: ContextIndex,
+        keys: IdempotencyKeys,
+    ) -> None:
+        self._buffer = buffer
+        self._learned = learned
+        self._episodes = episodes
+        self._context = context
+        self._keys = keys
+        self.writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._seq = itertools.count()
+
+    def record(
+        self,
+        episode_id: str,
+        targets: list[str],
+        step: RewardStep,
+        *,
+        key: str,
+        source: str,
+        signal: str,
+        magnitude: float | None,
+    ) -> dict[str, float]:
+        """Buffer one reward event per target and its step; return the new utilities."""
+        states = self._learned.current(targets)
+        now = datetime.now(UTC)
+        rows, utilities = [], {}
+        for memory_id in targets:
+            before = states[memory_id]
+            after = fold([step], before)
+            self._buffer.add_step(memory_id, step)
+            if step.weight > 0 and self._context.loaded:
+                self._context.add(memory_id, self._episodes.query_vector(episode_id), step.value)
+            utilities[memory_id] = after.utility
+            rows.append(
+                {
+                    "event_id": "rw_" + stable_hash(key, memory_id),
+                    "idempotency_key": key,
+                    "episode_id": episode_id,
+                    "memory_id": memory_id,
+                    "source": source,
+                    "signal": signal,
+                    "magnitude": magnitude,
+                    "value": step.value,
+                    "weight": step.weight,
+                    "alpha": step.alpha,
+                    "confidence_rate": step.confidence_rate,
+                    "q_before": before.utility,
+                    "q_after": after.utility,
+                    "created_at": now,
+                    "writer": self.writer,
+                    "seq": next(self._seq),
+                }
+            )
+        self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
+        self._keys.remember(key)
+        return utilities

@@ -1,0 +1,92 @@
+"""The services one open Pack is built from, wired with their collaborators.
+
+Each service gets what it works with, and nothing else: the storage gateway, the
+settings in force, the write buffer's parts, one lock per handle (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from typing import NamedTuple
+
+from packs.embeddings import EmbeddingInfo, EmbeddingProvider
+from packs.embeddings.pack_embedder import PackEmbedder
+from packs.memories import MemoryWriter
+from packs.reads import MemoryReader
+from packs.recall.context import ContextIndex
+from packs.recall.service import RecallService
+from packs.rewards.idempotency import IdempotencyKeys
+from packs.rewards.learned import LearnedStates
+from packs.rewards.ledger import RewardLedger
+from packs.rewards.service import RewardService
+from packs.rewards.verdicts import VerdictService
+from packs.settings import ActiveSettings, PackSettings
+from packs.store.episodes import EpisodeLog
+from packs.store.flush import Flusher
+from packs.store.gateway import PackStore
+from packs.store.write_buffer import WriteBuffer
+
+
+class PackServices(NamedTuple):
+    embedder: PackEmbedder
+    flusher: Flusher
+    learned: LearnedStates
+    writer: MemoryWriter
+    reader: MemoryReader
+    recall: RecallService
+    rewards: RewardService
+    verdicts: VerdictService
+    tune: TuneSettings
+
+
+class TuneSettings:
+    """Hands the buffer, the flusher and the context index the settings they work by
+    (at open and on every settings change)."""
+
+    def __init__(self, buffer: WriteBuffer, flusher: Flusher, context: ContextIndex) -> None:
+        self._buffer = buffer
+        self._flusher = flusher
+        self._context = context
+
+    def __call__(self, s: PackSettings) -> None:
+        self._buffer.flush_rows, self._buffer.flush_seconds = s.log_flush_rows, s.log_flush_seconds
+        self._flusher.compact_every = s.compact_every_commits
+        self._flusher.retention = timedelta(hours=s.version_retention_hours)
+        self._context.history = s.context_history
+
+
+def build_services(
+    store: PackStore,
+    settings: ActiveSettings,
+    embedding: EmbeddingInfo,
+    provider: EmbeddingProvider | None,
+) -> PackServices:
+    s = settings.value
+    embedder = PackEmbedder(embedding, provider)
+    lock = threading.RLock()  # one handle's buffer, caches and writes
+    buffer = WriteBuffer(s.log_flush_rows, s.log_flush_seconds)
+    learned = LearnedStates(store, buffer)
+    episodes = EpisodeLog(store, buffer)
+    context = ContextIndex(embedding.dim, history=s.context_history)
+    keys = IdempotencyKeys(store, buffer)
+    flusher = Flusher(store, buffer, learned, lock, embedding.dim)
+    ledger = RewardLedger(buffer, learned, episodes, context, keys)
+    rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
+    tune = TuneSettings(buffer, flusher, context)
+    tune(s)
+    return PackServices(
+        embedder=embedder,
+        flusher=flusher,
+        learned=learned,
+        writer=MemoryWriter(store, settings, embedder, lock),
+        reader=MemoryReader(store, learned),
+        recall=RecallService(
+            store, settings, embedder, learned, episodes, context, flusher, lock
+        ),
+        rewards=rewards,
+        verdicts=VerdictService(
+            store, settings, embedder, episodes, buffer, rewards, flusher, lock
+        ),
+        tune=tune,
+    )
