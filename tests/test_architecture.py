@@ -1,0 +1,250 @@
+"""The architecture, read from the code (issue 13; docs/architecture.md).
+
+Every module of packs/, tasks/, flows/, evals/ and deployments/ is parsed; imports
+under ``if TYPE_CHECKING:`` are type-only and left out. The rules:
+
+- no module over 400 lines, and ``class Pack`` at most 250;
+- only ``packs/store/`` imports ``lancedb``;
+- ``packs/`` imports no prefect, tasks, flows or evals; ``tasks/`` imports no flows;
+- ``packs/`` reads no environment at import time;
+- every project import names a module or a name its package defines (an installed copy
+  of the project could otherwise answer for a module that moved);
+- no cycle of module-level imports across these packages.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("packs", "tasks", "flows", "evals", "deployments")
+MAX_MODULE_LINES = 400
+MAX_PACK_LINES = 250
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the imported module or package, absolute
+    names: tuple[str, ...]  # for ``from module import names``; () for ``import module``
+    top_level: bool  # runs at import time (not inside a function)
+    line: int
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[module_name(path)] = path
+    return found
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(node: ast.AST, top_level: bool) -> Iterator[tuple[ast.AST, bool]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _type_checking(child):
+            for other in child.orelse:
+                yield other, top_level
+                yield from _walk(other, top_level)
+            continue
+        inner = top_level and not isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        )
+        yield child, inner
+        yield from _walk(child, inner)
+
+
+@cache
+def imports(name: str) -> tuple[Import, ...]:
+    path = modules()[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node, top in _walk(ast.parse(path.read_text(encoding="utf-8")), True):
+        if isinstance(node, ast.Import):
+            found += [Import(a.name, (), top, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            found.append(Import(base, tuple(a.name for a in node.names), top, node.lineno))
+    return tuple(found)
+
+
+def targets(imp: Import) -> list[str]:
+    """The project modules an import loads: ``from a.b import c`` is ``a.b.c`` when that
+    module exists, else ``a.b``."""
+    known = modules()
+    if not imp.names:
+        return [imp.module] if imp.module in known else []
+    out = []
+    for name in imp.names:
+        sub = f"{imp.module}.{name}"
+        if sub in known:
+            out.append(sub)
+        elif imp.module in known:
+            out.append(imp.module)
+    return list(dict.fromkeys(out))
+
+
+def root_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def offenders(rule) -> list[str]:
+    return [
+        f"{modules()[name].relative_to(ROOT)}:{imp.line} imports {imp.module}"
+        for name in modules()
+        for imp in imports(name)
+        if rule(name, imp)
+    ]
+
+
+def test_no_module_is_over_400_lines():
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in modules().values()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_class_pack_is_a_small_facade():
+    tree = ast.parse((ROOT / "packs" / "pack.py").read_text(encoding="utf-8"))
+    (pack,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Pack"]
+    assert pack.end_lineno is not None
+    assert pack.end_lineno - pack.lineno + 1 <= MAX_PACK_LINES
+    bases = [ast.unparse(b) for b in pack.bases]
+    assert bases == [], f"Pack is built from services, not mixins: {bases}"
+
+
+def test_only_the_storage_layer_imports_lancedb():
+    assert offenders(
+        lambda name, imp: root_of(imp.module) == "lancedb" and not name.startswith("packs.store.")
+    ) == []
+
+
+def test_packs_imports_no_prefect_tasks_flows_or_evals():
+    banned = {"prefect", "tasks", "flows", "evals"}
+    assert offenders(
+        lambda name, imp: root_of(name) == "packs" and root_of(imp.module) in banned
+    ) == []
+
+
+def test_tasks_import_no_flows():
+    assert offenders(
+        lambda name, imp: root_of(name) == "tasks" and root_of(imp.module) == "flows"
+    ) == []
+
+
+def test_packs_reads_no_environment_at_import():
+    """os.environ may only be read inside functions (at open time), never at module level."""
+    reads = []
+    for name, path in modules().items():
+        if root_of(name) != "packs":
+            continue
+        for node, top in _walk(ast.parse(path.read_text(encoding="utf-8")), True):
+            if top and isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+                reads.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert reads == []
+
+
+@cache
+def defined_names(package: str) -> set[str]:
+    """Names a package's ``__init__`` binds (imports, assignments, functions, classes)."""
+    tree = ast.parse(modules()[package].read_text(encoding="utf-8"))
+    names = set()
+    for node, _ in _walk(tree, True):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def test_every_project_import_resolves_in_this_checkout():
+    missing = []
+    for name in modules():
+        for imp in imports(name):
+            if root_of(imp.module) not in PACKAGES:
+                continue
+            if imp.module not in modules():
+                missing.append(f"{name}: no module {imp.module}")
+                continue
+            for item in imp.names:
+                sub = f"{imp.module}.{item}"
+                if item != "*" and sub not in modules() and item not in defined_names(imp.module):
+                    missing.append(f"{name}: {imp.module} has no {item}")
+    assert missing == []
+
+
+def test_no_cycle_of_module_level_imports():
+    graph = {
+        name: {t for imp in imports(name) if imp.top_level for t in targets(imp) if t != name}
+        for name in modules()
+    }
+    cycles = [sorted(c) for c in strongly_connected(graph) if len(c) > 1]
+    assert cycles == []
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iterative."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                found.append(component)
+    return found
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert [c for c in strongly_connected(graph) if len(c) > 1] == [{"a", "b", "c"}]
