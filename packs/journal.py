@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from packs import schemas
 from packs.buffer import PendingMemory, WriteBuffer
-from packs.context import ContextIndex
+from packs.context import ContextIndex, history_entry
+from packs.context_feed import ContextFeed
 from packs.errors import (
     PackNotFound,
     TransientError,
@@ -35,6 +37,7 @@ from packs.errors import (
     WolfieError,
 )
 from packs.filters import in_clause, sql_literal
+from packs.flusher import BackgroundFlush
 from packs.replay import REPLAY_COLUMNS, replay
 from packs.retrieval import Candidates, Ranked
 from packs.rewards import LearnedState, RewardStep, fold
@@ -97,6 +100,9 @@ class Journal:
         self._retry_after = 0.0
         self.lock = threading.RLock()
         self.writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.context_feed = ContextFeed(store, self.context, self.writer)
+        self._keyed_events: set[str] = set()  # buffered events under a caller's key
+        self.background = BackgroundFlush(self._flush_if_due, lambda: self.buffer.flush_seconds)
         self._seq = itertools.count()
 
     # --- flushing ------------------------------------------------------------------------
@@ -157,6 +163,12 @@ class Journal:
             self._failures, self._retry_after = 0, 0.0
         else:
             self._failures, self._retry_after = 0, 0.0
+
+    def _flush_if_due(self) -> None:
+        """The background flusher's call: what a call would have flushed had one come."""
+        with self.lock:
+            if self.buffer.due():
+                self.maybe_flush()
 
     def _drop_for_deleted_pack(self) -> None:
         """The Pack's folder was deleted under this handle: writing would recreate half
@@ -220,6 +232,19 @@ class Journal:
             rejected.append(f"{name}:{key}")
 
     def _write_table(self, name: str, data: pa.Table) -> None:
+        if name == schemas.REWARD_EVENTS and self._keyed_events:
+            ids = data.column("event_id").to_pylist()
+            keyed = pa.array([event_id in self._keyed_events for event_id in ids])
+            if pc.any(keyed).as_py():
+                # a key another process may have received too: stored once, by event id,
+                # matched against the latest commit (not this handle's cached view)
+                self._store.open_version(name)
+                self._store.merge(name, data.filter(keyed), "event_id")
+                self._count_commit(name)
+                data = data.filter(pc.invert(keyed))
+                self._keyed_events.difference_update(ids)
+                if not data.num_rows:
+                    return
         if name == schemas.EPISODE_OUTCOMES:
             self._store.merge(schemas.EPISODES, data, "id", update=True, insert=False)
         elif name in _IDEMPOTENT_KEYS and name in self.buffer.retried:
@@ -405,8 +430,15 @@ class Journal:
         source: str,
         signal: str,
         magnitude: float | None,
+        keyed: bool = False,
     ) -> dict[str, float]:
-        """Buffer one reward event per target and its step; return the new utilities."""
+        """Buffer one reward event per target and its step; return the new utilities.
+
+        ``keyed``: the caller's idempotency key, which another process may receive too
+        (a webhook retried to another worker). Event ids derive from the key, and keyed
+        events are written by ``merge_insert`` on that id, so whichever process commits
+        second stores nothing and the replay of the log counts the reward once.
+        """
         states = self.learned_states(targets)
         now = datetime.now(UTC)
         rows, utilities = [], {}
@@ -415,7 +447,11 @@ class Journal:
             after = fold([step], before)
             self.buffer.add_step(memory_id, step)
             if step.weight > 0 and self.context.loaded:
-                self.context.add(memory_id, self._cached(episode_id)[1], step.value)
+                reward, weight = history_entry(step.value, step.weight, source, magnitude)
+                self.context.add(
+                    memory_id, self._cached(episode_id)[1], reward, weight,
+                    intrinsic=source == "intrinsic",
+                )  # fmt: skip
             utilities[memory_id] = after.utility
             rows.append(
                 {
@@ -438,6 +474,8 @@ class Journal:
                 }
             )
         self.buffer.add_rows(schemas.REWARD_EVENTS, rows)
+        if keyed:
+            self._keyed_events.update(str(row["event_id"]) for row in rows)
         self._remember_key(key)
         return utilities
 
@@ -450,39 +488,13 @@ class Journal:
     # --- contextual utility -------------------------------------------------------------
 
     def load_context(self) -> None:
-        """Fill the context index from the logs once: the newest rewards per memory, with
-        their episodes' query vectors (two reads, then only in-memory updates)."""
-        if self.context.loaded:
-            return
-        self.flush()
-        events = pl.from_arrow(
-            self._store.read_columns(
-                schemas.REWARD_EVENTS,
-                ["episode_id", "memory_id", "value", "created_at", "writer", "seq"],
-                "weight > 0",
-            )
-        )
-        assert isinstance(events, pl.DataFrame)
-        recent = (
-            events.sort(["created_at", "writer", "seq"])
-            .group_by("memory_id", maintain_order=True)
-            .tail(self.context.history)
-        )
-        vectors: dict[str, np.ndarray] = {}
-        episode_ids = recent["episode_id"].unique().to_list()
-        for start in range(0, len(episode_ids), 1_000):
-            chunk = episode_ids[start : start + 1_000]
-            rows = self._store.read_columns(
-                schemas.EPISODES, ["id", "query_embedding"], in_clause("id", chunk)
-            ).to_pylist()
-            vectors.update({r["id"]: np.asarray(r["query_embedding"]) for r in rows})
-        self.context.extend(
-            (row["memory_id"], vectors[row["episode_id"]], row["value"])
-            for row in recent.iter_rows(named=True)
-            if row["episode_id"] in vectors
-        )
-        self.context.mark_helped(events.filter(pl.col("value") > 0)["memory_id"].unique())
-        self.context.loaded = True
+        """Fill the context index from the log once (flushing this handle's rows first),
+        then keep it current with what other writers log (:mod:`packs.context_feed`)."""
+        if not self.context.loaded:
+            self.flush()
+            self.context_feed.load()
+        else:
+            self.context_feed.sync()
 
     # --- learned state -------------------------------------------------------------------
 

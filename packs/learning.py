@@ -145,7 +145,7 @@ class LearningMixin:
             )
             utilities = self._journal.record_reward(
                 episode_id, targets, step, key=key, source=source, signal=signal,
-                magnitude=magnitude,
+                magnitude=magnitude, keyed=idempotency_key is not None,
             )  # fmt: skip
             self._journal.maybe_flush()
         return FeedbackResult(episode_id, len(utilities), False, utilities)

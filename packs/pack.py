@@ -113,6 +113,7 @@ class Pack(LearningMixin):
         self._closed = False
         if not store.read_only:
             _open_packs.add(self)
+            self._journal.background.start()  # learning reaches others while idle
 
     # --- opening -------------------------------------------------------------------------
 
@@ -260,6 +261,7 @@ class Pack(LearningMixin):
         fault is retried with backoff (1, 2, 4, 8 s) before it is raised."""
         if self._closed:
             return
+        self._journal.background.stop()
         if not self.read_only:
             for attempt in range(_CLOSE_RETRIES + 1):
                 try:

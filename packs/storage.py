@@ -252,6 +252,11 @@ def locate(
     return PackLocation(name=name, root=resolved, storage_options=options)
 
 
+# How stale a writable handle's view of other processes' commits may be (hand-set: the
+# shared-learning target is "another process's next recall within 2 s", issue 14).
+WRITER_CONSISTENCY = timedelta(seconds=1)
+
+
 class PackStore:
     """The LanceDB tables of one Pack. All I/O of the engine goes through here."""
 
@@ -268,8 +273,12 @@ class PackStore:
             self._conn = lancedb.connect(
                 self.location.uri,
                 storage_options=self.location.storage_options or None,
-                # Readers see other processes' commits without reopening.
-                read_consistency_interval=timedelta(seconds=0) if self.read_only else None,
+                # Every handle sees other processes' commits without reopening: readers
+                # at once, writers within WRITER_CONSISTENCY (one check a second per
+                # table instead of one per call; docs/durability.md).
+                read_consistency_interval=(
+                    timedelta(seconds=0) if self.read_only else WRITER_CONSISTENCY
+                ),
             )
         return self._conn
 
