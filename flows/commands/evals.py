@@ -85,6 +85,7 @@ def eval_command(
 ) -> None:
     """Score an eval set against a Pack; store the results in its eval_runs table."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    from evals.pack_eval import DEFAULT_KS
     from flows.evaluation import eval_flow
 
     try:
@@ -94,25 +95,26 @@ def eval_command(
             eval_set = _store_eval_set(pack, root, eval_set, load is not None)
         with console.status("Scoring the eval set (Prefect engine, embedded)"):
             result = eval_flow(
-                pack=pack, root=root, eval_set=eval_set, ks=tuple(k or (1, 3, 5, 10)),
+                pack=pack, root=root, eval_set=eval_set, ks=tuple(k or DEFAULT_KS),
                 version=version, load=str(load) if load else None, ragas=ragas,
             )  # fmt: skip
     except WolfieError as exc:
         _fail(exc)
+    scored = result.scored
     table = Table(
         title=escape(
-            f"Pack {pack!r} v{result['pack_version']} × {result['dataset']} "
-            f"({result['queries']} queries), run {result['run_id'][:8]}"
+            f"Pack {pack!r} v{scored.pack_version} × {scored.dataset} "
+            f"({scored.queries} queries), run {result.run_id[:8]}"
         ),
         title_justify="left",
     )
     for column in ("metric", "k", "value", "queries"):
         table.add_column(column, justify="left" if column == "metric" else "right")
-    for r in result["results"]:
-        k_text = "" if r["k"] is None else str(r["k"])
-        table.add_row(r["metric"], k_text, f"{r['value']:.3f}", str(r["queries"]))
+    for r in scored.results:
+        k_text = "" if r.k is None else str(r.k)
+        table.add_row(r.metric, k_text, f"{r.value:.3f}", str(r.queries))
     console.print(table)
-    console.print(f"Missed queries (nothing relevant retrieved): {len(result['misses'])}")
+    console.print(f"Missed queries (nothing relevant retrieved): {len(scored.misses)}")
 
 
 def eval_runs_command(
