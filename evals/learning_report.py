@@ -122,6 +122,7 @@ def plot(result: BenchResult, path: Path) -> None:
         curves = [run.train_by_epoch for run in result.runs if run.method == name]
         mean = [statistics.fmean(epoch) for epoch in zip(*curves, strict=True)]
         axes.plot(range(1, len(mean) + 1), mean, marker="o", label=name)
+    axes.xaxis.get_major_locator().set_params(integer=True)
     axes.set_xlabel("epoch")
     axes.set_ylabel("training success (relevant item in top-k2)")
     axes.set_ylim(0, 1)
