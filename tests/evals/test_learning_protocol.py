@@ -171,3 +171,19 @@ def test_committed_paraphrase_ids_name_their_original():
         for line in (corpus / "paraphrases.jsonl").read_text().splitlines():
             row = json.loads(line)
             assert row["id"].startswith(row["metadata"]["paraphrase_of"] + "~")
+
+
+def test_contextual_stays_pinned_while_default_follows_the_pack_defaults():
+    from evals.learning import CONTEXTUAL, DEFAULT, TODAY, Method
+    from evals.learning_bench import method_settings
+    from packs.settings import PackSettings
+
+    shared = {"context_theta": 0.5, "k2": 1}
+    pinned, _ = method_settings(CONTEXTUAL, shared)
+    default, _ = method_settings(DEFAULT, shared)
+    assert pinned["context_theta"] == TODAY["context_theta"] == 0.8
+    assert default["context_theta"] == 0.5 and pinned["k2"] == default["k2"] == 1
+    assert {k: v for k, v in default.items() if k not in shared} == {
+        k: v for k, v in PackSettings().to_dict().items() if k not in shared
+    }
+    assert Method("x", {"lam": 0.1, "no_such": 1}).known_settings() == ({"lam": 0.1}, ["no_such"])
