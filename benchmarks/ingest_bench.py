@@ -122,7 +122,7 @@ def run_flow(audio: Path, root: Path) -> dict[str, Any]:
 
     clock = Clock()
     result = ingest_media_flow(sources=[str(audio)], pack="bench", root=str(root))
-    row = result["items"][0]
+    row = result.items[0]
     return clock.read() | {"chunks": row["chunks"], "audio_s": row["duration_s"]}
 
 

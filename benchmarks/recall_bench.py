@@ -17,6 +17,9 @@ Sections (``--sections``; each lives in ``benchmarks/recallbench/``):
   Pack's query cache; ``add_knowledge`` throughput against the bare embedder.
 - ``latency``: recall against raw LanceDB search in both utility modes, on Packs of
   ``--sizes`` rows (perturbed copies of really embedded sentences, half memories).
+- ``ann``: ``--ann-rows`` rows (1M) with an IVF_PQ index, where the cache stands aside:
+  LanceDB's indexed search for a few ``nprobes`` and ``Pack.search``, against the exact
+  scan, with recall@k1 and RSS.
 - ``fragments``: fragment growth under ``--fragment-recalls`` recalls with feedback,
   against a commit-per-recall baseline (``--baseline-recalls``), rows checked exactly.
 
@@ -45,6 +48,7 @@ import lancedb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script, find the parts
 
+from recallbench.ann import AnnResult, run_ann
 from recallbench.corpus import generate_sentences
 from recallbench.embedding import EmbeddingResult, run_embedding
 from recallbench.fragments import FragmentResult, extrapolate, fragment_run
@@ -52,7 +56,7 @@ from recallbench.latency import OUT_DIR, SizeResult, make_corpus, run_size
 from recallbench.limit import LimitResult, run_limit
 from recallbench.report import markdown
 
-SECTIONS = ("limit", "embedding", "latency", "fragments")
+SECTIONS = ("limit", "embedding", "latency", "fragments", "ann")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -68,6 +72,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--base-texts", type=int, default=3_000, help="distinct sentences embedded")
     parser.add_argument("--fragment-recalls", type=int, default=10_000)
     parser.add_argument("--baseline-recalls", type=int, default=500)
+    parser.add_argument("--ann-rows", type=int, default=1_000_000)
     parser.add_argument("--ingest-chunks", type=int, default=256)
     parser.add_argument("--ingest-repeats", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, help="cProfile this many recalls")
@@ -93,6 +98,7 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     embedding: EmbeddingResult | None = None
     sizes: list[SizeResult] = []
     runs: list[FragmentResult] = []
+    ann: AnnResult | None = None
     if "limit" in args.sections:
         queries = held_out(args.queries + args.warmup, args.seed)
         timed, warmup = queries[: args.queries], queries[args.queries :]
@@ -110,7 +116,9 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             print(f"{size:,} rows: recall/raw p50 {sizes[-1].ratio_p50:.2f}x", flush=True)
         if "fragments" in args.sections:
             runs = fragment_runs(root, args, corpus.queries)
-    return {"limits": limits, "embedding": embedding, "sizes": sizes, "runs": runs}
+    if "ann" in args.sections:
+        ann = run_ann(root, args.ann_rows, held_out(args.queries, args.seed + 2), args.seed)
+    return {"limits": limits, "embedding": embedding, "sizes": sizes, "runs": runs, "ann": ann}
 
 
 def fragment_runs(
@@ -161,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "embedding": asdict(results["embedding"]) if results["embedding"] else None,
         "sizes": [asdict(s) for s in results["sizes"]],
         "fragments": [asdict(r) for r in results["runs"]],
+        "ann": asdict(results["ann"]) if results["ann"] else None,
     }
     (OUT_DIR / "recall.json").write_text(json.dumps(payload, indent=2))
 

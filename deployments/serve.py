@@ -75,15 +75,18 @@ def load_flow(entrypoint: str) -> Any:
 
 
 # What the runner's flow-run process does first, in a fresh interpreter: load the script.
+# One interpreter per script file: the entrypoints of one file share its imports, and
+# loading another file first could mask a shadowed package. Failures: "entrypoint<TAB>why".
 _LOADER = """
 import sys
 from prefect.flows import load_flow_from_entrypoint
-try:
-    load_flow_from_entrypoint(sys.argv[1], use_placeholder_flow=False)
-except Exception as exc:
-    cause = getattr(exc, "user_exc", None) or exc
-    print(f"{type(cause).__name__}: {cause}", file=sys.stderr)
-    sys.exit(1)
+for entrypoint in sys.argv[1:]:
+    try:
+        load_flow_from_entrypoint(entrypoint, use_placeholder_flow=False)
+    except Exception as exc:
+        cause = getattr(exc, "user_exc", None) or exc
+        why = " ".join(f"{type(cause).__name__}: {cause}".split())
+        print(f"{entrypoint}\t{why}")
 """
 
 
@@ -92,31 +95,42 @@ def check_entrypoints(
 ) -> list[EntrypointFailure]:
     """Every entrypoint that fails to load as the runner loads it (empty: all load).
 
-    Each loads in its own fresh interpreter, working in ``base`` (default: the
-    repository), as a flow-run process does: in this process a package imported
+    Each script file loads in its own fresh interpreter, working in ``base`` (default:
+    the repository), as a flow-run process does: in this process a package imported
     earlier would hide a module that shadows it.
     """
     base = (base or REPO).resolve()
     entries = load_entries(path)
-    processes = [_spawn_loader(entry["entrypoint"], base) for entry in entries]
-    failures = []
-    for entry, process in zip(entries, processes, strict=True):
+    by_file: dict[str, list[str]] = {}
+    for entry in entries:
+        by_file.setdefault(entry["entrypoint"].rpartition(":")[0], []).append(entry["entrypoint"])
+    processes = {script: _spawn_loader(points, base) for script, points in by_file.items()}
+    errors: dict[str, str] = {}
+    for script, process in processes.items():
         try:
-            _, stderr = process.communicate(timeout=timeout_s)
+            stdout, stderr = process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate()
-            stderr = f"did not load within {timeout_s:.0f} s"
-        if process.returncode != 0:
-            lines = stderr.strip().splitlines() or [f"exit status {process.returncode}"]
-            error = f"{entry['entrypoint']}: {lines[-1]}"
-            failures.append(EntrypointFailure(entry["name"], entry["entrypoint"], error))
-    return failures
+            stdout, stderr = "", f"did not load within {timeout_s:.0f} s"
+        for line in stdout.splitlines():
+            entrypoint, _, why = line.partition("\t")
+            errors[entrypoint] = why
+        if process.returncode != 0:  # the interpreter itself failed
+            last = (stderr.strip().splitlines() or [f"exit status {process.returncode}"])[-1]
+            errors.update({point: last for point in by_file[script] if point not in errors})
+    return [
+        EntrypointFailure(
+            e["name"], e["entrypoint"], f"{e['entrypoint']}: {errors[e['entrypoint']]}"
+        )
+        for e in entries
+        if e["entrypoint"] in errors
+    ]
 
 
-def _spawn_loader(entrypoint: str, base: Path) -> subprocess.Popen[str]:
+def _spawn_loader(entrypoints: list[str], base: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", _LOADER, entrypoint], cwd=base, stdout=subprocess.DEVNULL,
+        [sys.executable, "-c", _LOADER, *entrypoints], cwd=base, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 

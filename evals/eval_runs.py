@@ -64,3 +64,9 @@ def trend(frame: pl.DataFrame, metric: str, k: int | None) -> pl.DataFrame:
     chosen = frame.filter(pl.col("metric") == metric)
     chosen = chosen.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
     return chosen.select("at", "run_id", "dataset", "pack_version", "value").sort("at")
+
+
+def dataset_runs(pack: Pack, dataset: str) -> pl.DataFrame:
+    """Every stored result of eval set ``dataset`` on this Pack, oldest run first."""
+    runs = read_eval_runs(pack)
+    return runs.filter(pl.col("dataset") == dataset)

@@ -1,22 +1,24 @@
-"""The runtime-learning benchmark: similarity-only against utility-ranked retrieval.
+"""The runtime-learning benchmark: train, paraphrase and held-out success, side by side.
 
-Every method (``evals.learning.METHODS``) runs on its own copy of one Pack built from the
-corpus, plays the same training queries in the same seeded order for several epochs, and
-is scored on held-out queries after each epoch. The Pack is built (and the corpus
-embedded) once per corpus and embedder, cached under ``--cache``, then copied per method.
+Every method (``evals.learning.METHODS``; the no-feedback baseline always runs too) plays
+one fold's training questions (``evals/protocol.py``) in the same seeded order for
+several epochs, on its own copy of one Pack built from the corpus, rewarded as the
+feedback model says (``evals/feedback_models.py``). After the last epoch the fold's
+paraphrases and held-out questions are ranked. Each seed gives its own query orders and
+reward plan; the fold is fixed by the split seed. Lift is in points over the Pack without
+feedback in the same seed. The Pack is built (the corpus embedded) once per corpus and
+embedder, cached under ``--cache``, then copied per method and seed, and query vectors
+are cached for the whole process.
 
 How to run (from the repository root)::
 
-    wolfie learn-bench                                  # committed man-page data
-    wolfie learn-bench --corpus DIR --eval-set FILE     # any bundle + JSONL eval set
-    python -m evals.learning_bench --sweep              # also the α/λ/k1/k2/bonus sweep
+    wolfie learn-bench                                   # man pages, test fold, seeds 0-2
+    wolfie learn-bench --corpus data/evals/pydocs --epochs 3 --flip 0.2 --sparse 0.5
+    python -m evals.learning_bench --corpus data/evals/pydocs --seeds 0 1 2 --k2 1
 
-It prints the methods side by side (similarity, global-Q MemRL and contextual by
-default) and writes ``learning.json``, ``learning.md`` and
-``learning.png`` (and ``sweep.md`` with ``--sweep``) under ``--out``; ``docs/evals.md``
-quotes them. The corpus is a bundle folder (``knowledge.jsonl``, optional
-``memories.jsonl``); the eval set is the format of ``evals/evalset.py``, whose ``split``
-field picks the held-out queries (queries without one are split by ``--heldout-share``).
+It prints a Markdown table (mean and min..max over seeds) and writes ``learning.md``,
+``learning.json`` and ``learning.png`` under ``--out``; ``docs/evals.md`` quotes them.
+Tune on ``--split validation``; report ``--split test``.
 """
 
 from __future__ import annotations
@@ -25,63 +27,33 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evals.evalset import check_known_ids, load_eval_set, row_id
-from evals.learning import METHODS, BenchQuery, Method, MethodRun, Rewards, run_method
+from evals.evalset import check_known_ids, load_eval_set
+from evals.feedback_models import CREDITS, FeedbackModel, reward_plan
+from evals.learning import METHODS, NO_FEEDBACK, SIMILARITY, Method, MethodRun, run_method
+from evals.learning_config import BASELINE, DEFAULT_CORPUS, BenchConfig, BenchResult
+from evals.learning_report import render_markdown, write_outputs
+from evals.protocol import SPLIT_CHOICES, Protocol, build_protocol, load_paraphrases
 from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
 from packs.embeddings import EmbeddingProvider, Vectors, default_embedder
 from packs.errors import InvalidInput
 from packs.pack import Pack
 from packs.recall.context import PRIORS
+from packs.settings import PackSettings
 from packs.store import schemas
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT / "data" / "evals" / "manpages"
-DEFAULT_EVAL_SET = DEFAULT_CORPUS / "queries.jsonl"
 BASE_PACK = "base"
-# One factor at a time around the Pack defaults (docs/settings.md).
-SWEEP_GRID: dict[str, tuple[Any, ...]] = {
-    "alpha": (0.1, 0.5, 0.8),
-    "lam": (0.25, 0.75, 1.0),
-    "k2": (1, 5),
-    "k1": (5, 20),
-    "explore_bonus": (0.0, 0.3),
-}
-
-
-@dataclass(frozen=True)
-class BenchConfig:
-    corpus: Path = DEFAULT_CORPUS
-    eval_set: Path = DEFAULT_EVAL_SET
-    out: Path = Path("out/learn-bench")
-    cache: Path | None = None  # default: <out>/cache
-    epochs: int = 5
-    methods: tuple[str, ...] = ("similarity", "utility", "contextual")
-    settings: Mapping[str, Any] = field(default_factory=dict)  # shared by every method
-    heldout_share: float = 0.3
-    seed: int = 0
-    rewards: Rewards = field(default_factory=Rewards)
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    runs: list[MethodRun]
-    settings: dict[str, dict[str, Any]]  # method -> Pack settings it ran with
-    train: int
-    heldout: int
-    chunks: int
-    seconds: float
 
 
 class CachingEmbedder(EmbeddingProvider):
-    """Embeds each distinct text once per process: queries repeat across epochs and
-    methods. Same vector space as the wrapped provider, so Packs accept it."""
+    """Embeds each distinct text once per process: queries repeat across epochs, methods
+    and seeds. Same vector space as the wrapped provider, so Packs accept it."""
 
     def __init__(self, inner: EmbeddingProvider) -> None:
         self.info = inner.info
@@ -116,11 +88,9 @@ def build_base(corpus: Path, cache: Path, embedder: EmbeddingProvider) -> Path:
     return root
 
 
-def bench_queries(
-    config: BenchConfig, known_ids: set[str]
-) -> tuple[list[BenchQuery], list[BenchQuery]]:
-    """The eval set as (train, held-out) queries with row ids, checked against the Pack."""
-    eval_set = load_eval_set(config.eval_set)
+def load_protocol(config: BenchConfig, known_ids: set[str]) -> Protocol:
+    """The fold's questions, every id checked against the corpus."""
+    eval_set = load_eval_set(config.eval_set_path)
     check_known_ids(eval_set, known_ids, f"corpus {config.corpus.name!r}")
     empty = [q.line for q in eval_set.queries if not q.relevant]
     if empty:
@@ -128,83 +98,112 @@ def bench_queries(
             f"{eval_set.path}: lines {empty} have no 'relevant' ids; the learning benchmark "
             "rewards episodes by relevant ids, so every query needs some."
         )
-    rng = np.random.default_rng(config.seed)
-    train: list[BenchQuery] = []
-    heldout: list[BenchQuery] = []
-    for q in eval_set.queries:
-        split = q.split or ("heldout" if rng.random() < config.heldout_share else "train")
-        query = BenchQuery(q.id, q.query, frozenset(row_id(r) for r in q.relevant))
-        (heldout if split == "heldout" else train).append(query)
-    if not train:
-        raise InvalidInput(f"{eval_set.path}: no training queries; check the 'split' fields.")
-    return train, heldout
+    paraphrases = load_paraphrases(config.paraphrases_path)
+    return build_protocol(
+        eval_set, paraphrases, config.split, seed=config.split_seed,
+        share=config.validation_share,
+    )  # fmt: skip
 
 
-def run_bench(
-    config: BenchConfig,
-    *,
-    methods: Sequence[Method] | None = None,
-) -> BenchResult:
-    """Run every method on its own copy of the base Pack; see the module docstring."""
+def method_settings(method: Method, shared: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The full Pack settings ``method`` runs with: the Pack defaults of this Wolfie, the
+    shared command-line settings, then the method's own; and pinned names now unknown."""
+    pinned, unknown = method.known_settings()
+    resolved = PackSettings.from_dict({**shared, **pinned}).to_dict()
+    return resolved, unknown
+
+
+def run_bench(config: BenchConfig, *, methods: Sequence[Method] | None = None) -> BenchResult:
+    """Run the baseline and every method in every seed; see the module docstring."""
     started = time.perf_counter()
-    chosen = list(methods) if methods is not None else [_method(n) for n in config.methods]
+    chosen = list(methods) if methods is not None else [method(n) for n in config.methods]
+    chosen = [NO_FEEDBACK, *(m for m in chosen if m.name != BASELINE)]
     embedder = CachingEmbedder(default_embedder())
     base = build_base(config.corpus, config.cache or config.out / "cache", embedder)
     with Pack.open(BASE_PACK, base, read_only=True) as pack:
         known = set(pack.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist())
-    train, heldout = bench_queries(config, known)
-    rng = np.random.default_rng(config.seed)
-    orders = [rng.permutation(len(train)).tolist() for _ in range(config.epochs)]
+    protocol = load_protocol(config, known)
+    questions = (protocol.train, protocol.paraphrases, protocol.heldout)
     work = config.out / "packs"
     shutil.rmtree(work, ignore_errors=True)
-    runs, settings = [], {}
-    for method in chosen:
-        shutil.copytree(base / BASE_PACK, work / method.name)
-        wanted = {**config.settings, **method.settings}
-        with Pack.open(method.name, work, embedder=embedder, settings=wanted) as pack:
-            settings[method.name] = pack.settings.to_dict()
-            run = run_method(pack, method, train, heldout, orders, config.rewards)
-        runs.append(run)
+    settings: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for m in chosen:
+        settings[m.name], unknown = method_settings(m, dict(config.settings))
+        if unknown:
+            notes.append(f"{m.name}: pinned settings {unknown} are unknown to this Wolfie.")
+    runs: list[MethodRun] = []
+    for seed in config.seeds:
+        rng = np.random.default_rng(seed)
+        orders = [rng.permutation(len(protocol.train)).tolist() for _ in range(config.epochs)]
+        plan = reward_plan(config.feedback, seed, config.epochs, len(protocol.train))
+        for m in chosen:
+            twin = _same_run(m, settings, runs, seed, config.seeds[0], config.feedback)
+            if twin is not None:
+                runs.append(replace(twin, method=m.name, seed=seed))
+                continue
+            copy = f"s{seed}-{m.name}"
+            shutil.copytree(base / BASE_PACK, work / copy)
+            with Pack.open(copy, work, embedder=embedder, settings=settings[m.name]) as pack:
+                run = run_method(
+                    pack, m, seed, questions, orders, config.feedback, plan,
+                    measure_before=m is NO_FEEDBACK,
+                )  # fmt: skip
+            runs.append(replace(run, method=m.name))
+    notes += _reuse_notes(chosen, settings, config.feedback)
     seconds = time.perf_counter() - started
-    return BenchResult(runs, settings, len(train), len(heldout), len(known), seconds)
+    return BenchResult(runs, settings, protocol.sizes(), len(known), seconds, notes)
 
 
-def _method(name: str) -> Method:
+def _same_run(
+    m: Method,
+    settings: dict[str, dict[str, Any]],
+    runs: list[MethodRun],
+    seed: int,
+    first_seed: int,
+    feedback: FeedbackModel,
+) -> MethodRun | None:
+    """A finished run that ``m`` would repeat exactly: the similarity ranking ignores
+    rewards and order (one run serves every seed), and a method whose full settings and
+    credit equal an earlier one's in this seed plays the same episodes."""
+    if m.name == SIMILARITY.name and seed != first_seed:
+        return next(r for r in runs if r.method == m.name)
+    credit = m.credit or feedback.credit
+    for run in runs:
+        other = METHODS.get(run.method)
+        if run.seed != seed or other is None or other.name in (m.name, BASELINE):
+            continue
+        if settings[other.name] == settings[m.name] and (other.credit or feedback.credit) == credit:
+            return run
+    return None
+
+
+def _reuse_notes(
+    chosen: list[Method], settings: dict[str, dict[str, Any]], feedback: FeedbackModel
+) -> list[str]:
+    notes = []
+    names = [m.name for m in chosen]
+    if SIMILARITY.name in names:
+        notes.append(
+            "similarity ranks by cosine alone, whatever the rewards and the order: it ran "
+            "once and its rates hold for every seed."
+        )
+    for i, m in enumerate(chosen):
+        for other in chosen[:i]:
+            if BASELINE in (m.name, other.name) or settings[m.name] != settings[other.name]:
+                continue
+            if (m.credit or feedback.credit) == (other.credit or feedback.credit):
+                notes.append(
+                    f"{m.name} has the same settings as {other.name}: one run serves both."
+                )
+                break
+    return notes
+
+
+def method(name: str) -> Method:
     if name not in METHODS:
         raise InvalidInput(f"Unknown method {name!r}; known methods are {sorted(METHODS)}.")
     return METHODS[name]
-
-
-@dataclass(frozen=True)
-class SweepRow:
-    setting: str
-    value: Any
-    baseline: MethodRun
-    learner: MethodRun
-
-
-def sweep(config: BenchConfig, grid: Mapping[str, Sequence[Any]] = SWEEP_GRID) -> list[SweepRow]:
-    """One factor at a time: the first two methods of ``config`` at each grid value.
-
-    The baseline is re-run only when k1 or k2 change, the settings that move it.
-    """
-    baseline_name, learner_name = config.methods[:2]
-    rows: list[SweepRow] = []
-    baselines: dict[tuple[Any, Any], MethodRun] = {}
-    for setting, values in grid.items():
-        for value in values:
-            shared = {**config.settings, setting: value}
-            if setting == "k2" and int(value) > int(shared.get("k1", 10)):
-                shared["k1"] = value
-            key = (shared.get("k1"), shared.get("k2"))
-            sub = replace(config, settings=shared)
-            wanted = [_method(learner_name)]
-            if key not in baselines:
-                wanted.insert(0, _method(baseline_name))
-            result = run_bench(sub, methods=wanted)
-            baselines.setdefault(key, result.runs[0])
-            rows.append(SweepRow(setting, value, baselines[key], result.runs[-1]))
-    return rows
 
 
 def shared_settings(**values: Any) -> dict[str, Any]:
@@ -215,40 +214,39 @@ def shared_settings(**values: Any) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from evals.learning_report import render_markdown, render_sweep, write_outputs
-
     parser = argparse.ArgumentParser(prog="python -m evals.learning_bench", description=__doc__)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--eval-set", type=Path, default=DEFAULT_EVAL_SET)
+    parser.add_argument("--eval-set", type=Path, default=None)
+    parser.add_argument("--paraphrases", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path("out/learn-bench"))
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--method", action="append", choices=sorted(METHODS))
+    parser.add_argument("--split", choices=SPLIT_CHOICES, default="test")
+    parser.add_argument("--flip", type=float, default=0.0)
+    parser.add_argument("--sparse", type=float, default=1.0)
+    parser.add_argument("--credit", choices=CREDITS, default="episode")
     for name in ("k1", "k2"):
         parser.add_argument(f"--{name}", type=int, default=None)
     for name in ("alpha", "lam", "explore-bonus", "context-theta", "context-kappa"):
         parser.add_argument(f"--{name}", type=float, default=None)
     parser.add_argument("--context-prior", choices=PRIORS, default=None)
-    parser.add_argument("--heldout-share", type=float, default=0.3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sweep", action="store_true")
     args = parser.parse_args(argv)
     config = BenchConfig(
-        corpus=args.corpus, eval_set=args.eval_set, out=args.out, cache=args.cache,
-        epochs=args.epochs, methods=tuple(args.method or BenchConfig.methods),
+        corpus=args.corpus, eval_set=args.eval_set, paraphrases=args.paraphrases,
+        out=args.out, cache=args.cache, epochs=args.epochs, seeds=tuple(args.seeds),
+        methods=tuple(args.method or BenchConfig.methods), split=args.split,
+        feedback=FeedbackModel(flip=args.flip, sparse=args.sparse, credit=args.credit),
         settings=shared_settings(
             k1=args.k1, k2=args.k2, alpha=args.alpha, lam=args.lam,
             explore_bonus=args.explore_bonus, context_theta=args.context_theta,
             context_kappa=args.context_kappa, context_prior=args.context_prior,
         ),
-        heldout_share=args.heldout_share, seed=args.seed,
     )  # fmt: skip
     result = run_bench(config)
-    rows = sweep(config) if args.sweep else []
     print(render_markdown(result, config))
-    if rows:
-        print(render_sweep(rows))
-    for path in write_outputs(result, config, rows):
+    for path in write_outputs(result, config):
         print(f"Wrote {path}")
     return 0
 

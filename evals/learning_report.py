@@ -1,19 +1,22 @@
-"""Reports of the learning benchmark: a Markdown table, a PNG plot and JSON.
+"""Reports of the learning benchmark: a Markdown table, JSON and a PNG plot.
 
-The first method is the baseline; every other method gets a row of differences in
-percentage points. Success rates are shares of queries whose top-k2 held a relevant item.
+Rates are shares of questions whose top-k2 held a relevant item. Lift is in points over
+the Pack without feedback (``no-feedback``) in the same seed, so the query order and the
+reward plan are shared. Every cell is the mean over seeds with the min..max beside it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import statistics
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from evals.learning_bench import BenchConfig, BenchResult, SweepRow
+from evals.learning_config import BASELINE, METRICS, BenchConfig, BenchResult
+
+LABELS = {"train": "train", "paraphrases": "paraphrases", "heldout": "held-out"}
 
 
 def pct(value: float) -> str:
@@ -21,140 +24,144 @@ def pct(value: float) -> str:
 
 
 def points(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{100 * value:+.1f} pts"
+    return "n/a" if math.isnan(value) else f"{100 * value:+.1f}"
 
 
-def summary_rows(result: BenchResult) -> list[dict[str, Any]]:
-    """Per method: last-epoch and cumulative train success, held-out before/after."""
-    return [
-        {
-            "method": run.method,
-            "train_before": run.train_before,
-            "last_epoch_train": run.last_train,
-            "cumulative_train": run.cumulative,
-            "heldout_before": run.heldout_by_epoch[0],
-            "heldout_after": run.heldout,
-        }
-        for run in result.runs
-    ]
+def spread(values: list[float], fmt: Any = points) -> str:
+    """``mean (min..max)``, or the single value for one seed."""
+    clean = [v for v in values if not math.isnan(v)]
+    if not clean:
+        return "n/a"
+    mean = statistics.fmean(clean)
+    if len(clean) == 1:
+        return fmt(mean)
+    return f"{fmt(mean)} ({fmt(min(clean))}..{fmt(max(clean))})"
+
+
+def summary(result: BenchResult) -> dict[str, dict[str, Any]]:
+    """Per method: rates and lifts per seed, and their mean, min and max."""
+    seeds = sorted({run.seed for run in result.runs})
+    out: dict[str, dict[str, Any]] = {}
+    for name in result.methods:
+        entry: dict[str, Any] = {"seeds": seeds}
+        for metric in METRICS:
+            rates = [result.run(name, s).metric(metric) for s in seeds]
+            lifts = [
+                r - result.run(BASELINE, s).metric(metric)
+                for r, s in zip(rates, seeds, strict=True)
+            ]
+            entry[metric] = _stats(rates)
+            entry[f"{metric}_lift"] = _stats(lifts)
+        out[name] = entry
+    return out
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    clean = [v for v in values if not math.isnan(v)]
+    return {
+        "per_seed": values,
+        "mean": statistics.fmean(clean) if clean else float("nan"),
+        "min": min(clean) if clean else float("nan"),
+        "max": max(clean) if clean else float("nan"),
+        "std": statistics.pstdev(clean) if clean else float("nan"),
+    }
+
+
+def header(result: BenchResult, config: BenchConfig) -> str:
+    s = result.settings.get("default") or result.settings[BASELINE]
+    seeds = ", ".join(str(x) for x in config.seeds)
+    sizes = result.sizes
+    return (
+        f"{config.corpus.name}, {config.split} fold: {sizes['train']} training questions "
+        f"(played), {sizes['paraphrases']} paraphrases of them and {sizes['heldout']} held-out "
+        f"questions (never played); {result.chunks} chunks; k1={s['k1']}, k2={s['k2']}; "
+        f"{config.epochs} epochs; seeds {seeds}; feedback: {config.feedback.label}. "
+        f"Ran in {result.seconds:.0f} s."
+    )
 
 
 def render_markdown(result: BenchResult, config: BenchConfig) -> str:
-    runs = result.runs
-    epochs = len(runs[0].train_by_epoch)
-    s = result.settings[runs[-1].method]
+    table = summary(result)
     lines = [
         f"# Runtime-learning benchmark: {config.corpus.name}",
         "",
-        f"{result.chunks} chunks, {result.train} training and {result.heldout} held-out "
-        f"queries, {epochs} epochs, seed {config.seed}; k1={s['k1']}, k2={s['k2']}, "
-        f"α={s['alpha']}, λ={s['lam']} (learning methods), exploration bonus "
-        f"{s['explore_bonus']}; rewards {config.rewards.hit:+g}/{config.rewards.miss:+g}. "
-        f"Ran in {result.seconds:.0f} s.",
+        header(result, config),
         "",
-        "| method | " + " | ".join(f"epoch {e}" for e in range(1, epochs + 1))
-        + " | last epoch (train) | cumulative (train) | held-out before | held-out after |",
-        "|---" * (epochs + 5) + "|",
-    ]  # fmt: skip
-    for run in runs:
-        lines.append(
-            f"| {run.method} | " + " | ".join(pct(r) for r in run.train_by_epoch)
-            + f" | **{pct(run.last_train)}** | {pct(run.cumulative)} "
-            f"| {pct(run.heldout_by_epoch[0])} | **{pct(run.heldout)}** |"
-        )  # fmt: skip
-    base = runs[0]
-    for run in runs[1:]:
-        gains = zip(run.train_by_epoch, base.train_by_epoch, strict=True)
-        lines.append(
-            f"| {run.method} − {base.method} | "
-            + " | ".join(points(a - b) for a, b in gains)
-            + f" | **{points(run.last_train - base.last_train)}** "
-            f"| {points(run.cumulative - base.cumulative)} "
-            f"| {points(run.heldout_by_epoch[0] - base.heldout_by_epoch[0])} "
-            f"| **{points(run.heldout - base.heldout)}** |"
-        )  # fmt: skip
+        "| method | train | paraphrases | held-out | train lift | paraphrase lift "
+        "| held-out lift | held-out lift per seed |",
+        "|---" * 8 + "|",
+    ]
+    for name, entry in table.items():
+        rates = [spread(entry[m]["per_seed"], pct) for m in METRICS]
+        if name == BASELINE:
+            lifts = ["(baseline)"] * 3 + [""]
+        else:
+            lifts = [spread(entry[f"{m}_lift"]["per_seed"]) for m in METRICS]
+            lifts.append(" / ".join(points(v) for v in entry["heldout_lift"]["per_seed"]))
+        lines.append(f"| {name} | " + " | ".join(rates + lifts) + " |")
     lines += [
         "",
-        "Epoch columns: success while playing the training queries (online, as MemRL's "
-        "per-epoch success rate). Cumulative: share of training queries answered in at "
-        "least one epoch. Held-out: queries never played, ranked without logging before "
-        "training and after the last epoch.",
+        "Rates: share of questions with a relevant item in the top-k2, mean (min..max) over "
+        "seeds. Train: the last epoch, online. Paraphrases and held-out: ranked after the "
+        "last epoch without logging. Lift: points over no-feedback (the same Pack, never "
+        "rewarded) in the same seed and query order.",
     ]
-    return "\n".join(lines) + "\n"
-
-
-def render_sweep(rows: Sequence[SweepRow]) -> str:
-    lines = [
-        "| setting | value | baseline last epoch | learner last epoch | Δ last epoch "
-        "| Δ cumulative | Δ held-out |",
-        "|---" * 7 + "|",
-    ]
-    for row in rows:
-        b, u = row.baseline, row.learner
-        lines.append(
-            f"| {row.setting} | {row.value} | {pct(b.last_train)} | {pct(u.last_train)} "
-            f"| {points(u.last_train - b.last_train)} | {points(u.cumulative - b.cumulative)} "
-            f"| {points(u.heldout - b.heldout)} |"
-        )
+    lines += [f"- {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
 
 def plot(result: BenchResult, path: Path) -> None:
-    """Success rate against epoch: training (solid) and held-out (dashed) per method."""
+    """Mean training success per epoch, one line per method."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4.2))
-    for run in result.runs:
-        epochs = range(1, len(run.train_by_epoch) + 1)
-        (line,) = axes.plot(epochs, run.train_by_epoch, marker="o", label=f"{run.method} (train)")
-        axes.plot(
-            range(len(run.heldout_by_epoch)), run.heldout_by_epoch, linestyle="--",
-            marker="s", color=line.get_color(), label=f"{run.method} (held-out)",
-        )  # fmt: skip
-    axes.set_xlabel("epoch (held-out: 0 = before training)")
-    axes.set_ylabel("success rate (relevant item in top-k2)")
+    for name in result.methods:
+        curves = [run.train_by_epoch for run in result.runs if run.method == name]
+        mean = [statistics.fmean(epoch) for epoch in zip(*curves, strict=True)]
+        axes.plot(range(1, len(mean) + 1), mean, marker="o", label=name)
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.set_xlabel("epoch")
+    axes.set_ylabel("training success (relevant item in top-k2)")
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
     axes.legend(loc="lower right", fontsize=8)
-    axes.set_title("Runtime learning: success rate per epoch")
+    axes.set_title("Runtime learning: training success per epoch (mean over seeds)")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
 
 
-def write_outputs(
-    result: BenchResult, config: BenchConfig, sweep_rows: Sequence[SweepRow] = ()
-) -> list[Path]:
-    """Write learning.json, learning.md and learning.png (and sweep.md) under ``out``."""
-    out = config.out
-    out.mkdir(parents=True, exist_ok=True)
-    data = {
+def to_json(result: BenchResult, config: BenchConfig) -> dict[str, Any]:
+    return {
         "corpus": str(config.corpus),
-        "eval_set": str(config.eval_set),
+        "eval_set": str(config.eval_set_path),
+        "paraphrases": str(config.paraphrases_path),
+        "split": config.split,
+        "split_seed": config.split_seed,
+        "validation_share": config.validation_share,
         "epochs": config.epochs,
-        "seed": config.seed,
-        "rewards": asdict(config.rewards),
-        "summary": summary_rows(result),
-        "runs": [asdict(run) for run in result.runs],
-        "settings": result.settings,
-        "train_queries": result.train,
-        "heldout_queries": result.heldout,
+        "seeds": list(config.seeds),
+        "feedback": asdict(config.feedback),
+        "sizes": result.sizes,
         "chunks": result.chunks,
         "seconds": round(result.seconds, 1),
-        "sweep": [
-            {"setting": r.setting, "value": r.value, "baseline": asdict(r.baseline),
-             "learner": asdict(r.learner)}
-            for r in sweep_rows
-        ],
-    }  # fmt: skip
-    paths = [out / "learning.json", out / "learning.md", out / "learning.png"]
-    paths[0].write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    paths[1].write_text(render_markdown(result, config), encoding="utf-8")
+        "summary": summary(result),
+        "runs": [asdict(run) for run in result.runs],
+        "settings": result.settings,
+        "notes": result.notes,
+    }
+
+
+def write_outputs(result: BenchResult, config: BenchConfig) -> list[Path]:
+    """Write learning.md, learning.json and learning.png under ``config.out``."""
+    out = config.out
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "learning.md", out / "learning.json", out / "learning.png"]
+    paths[0].write_text(render_markdown(result, config), encoding="utf-8")
+    data = json.dumps(to_json(result, config), indent=2, default=str)
+    paths[1].write_text(data + "\n", encoding="utf-8")
     plot(result, paths[2])
-    if sweep_rows:
-        paths.append(out / "sweep.md")
-        paths[-1].write_text(render_sweep(sweep_rows), encoding="utf-8")
     return paths

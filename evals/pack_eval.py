@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from evals.context_metrics import ContextSample, context_results
-from evals.evalset import EvalSet, check_known_ids, row_id
+from evals.evalset import EvalSet, check_known_ids, resolve_eval_set, row_id
 from evals.metrics import MetricResult, RankedQuery, RunContext, retrieval_results
 from packs.embeddings import EmbeddingInfo
 from packs.embeddings.onnx_minilm import OnnxMiniLM
@@ -115,6 +115,41 @@ def evaluate_pack(
     return PackEval(
         results, outcomes, pinned, pack.settings_version, f"{info.provider}:{info.model}"
     )
+
+
+@dataclass(frozen=True)
+class ScoredEvalSet:
+    """An eval set scored against a Pack: what the eval flow stores and publishes."""
+
+    dataset: str
+    dataset_digest: str
+    results: tuple[MetricResult, ...]
+    misses: tuple[QueryOutcome, ...]  # queries with no relevant item retrieved
+    queries: int
+    pack_version: int
+    settings_version: int
+    embedding: str  # "provider:model"
+
+
+def pin_checked(pack: Pack, version: int | None = None) -> int:
+    """:func:`pin` after :func:`check_embedding`: the version to score, refusing a Pack
+    built with another embedder before any work."""
+    check_embedding(pack)
+    return pin(pack, version)
+
+
+def score_eval_set(
+    pack: Pack, spec: str | None, ks: Sequence[int], *, version: int, ragas: bool
+) -> ScoredEvalSet:
+    """Score the eval set ``spec`` (a JSONL file, or a set stored with the Pack: by name,
+    or its only one when None) against the Pack checked out at ``version``."""
+    loaded = resolve_eval_set(pack, spec)
+    scored = evaluate_pack(pack, loaded, ks, version=version, ragas=ragas)
+    return ScoredEvalSet(
+        loaded.name, loaded.digest, tuple(scored.results),
+        tuple(o for o in scored.outcomes if not o.hit), len(scored.outcomes),
+        scored.pack_version, scored.settings_version, scored.embedding,
+    )  # fmt: skip
 
 
 def _reference_texts(pack: Pack, eval_set: EvalSet) -> dict[str, str]:

@@ -177,11 +177,13 @@ def recall(
 def recalled_view(pack_name: str, found: Recall) -> Recalled:
     """A Pack :class:`~packs.records.Recall` in the JSON-safe shape agents get."""
     return Recalled(
-        pack_name, found.query, found.episode_id, found.prompt, tuple(_view(i) for i in found.items)
-    )
+        pack_name, found.query, found.episode_id, found.prompt,
+        tuple(item_view(i) for i in found.items),
+    )  # fmt: skip
 
 
-def _view(item: RecalledItem) -> RecalledView:
+def item_view(item: RecalledItem) -> RecalledView:
+    """One item as agents and the CLI see it: ``utility`` is what ranked it."""
     utility = item.utility if item.contextual_utility is None else item.contextual_utility
     return RecalledView(
         id=item.id, kind=item.kind, text=item.text, similarity=item.similarity,

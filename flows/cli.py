@@ -78,7 +78,7 @@ def recall(
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
         return
-    console.print(ranking_table(query, [item.to_dict() for item in result.items]))
+    console.print(ranking_table(query, result.items))
     console.print(text_panel(result.prompt, "Prompt block"))
     if result.episode_id:
         console.print(Text(f"Episode {result.episode_id} (reward it with `wolfie feedback`)."))

@@ -10,20 +10,24 @@ them with ones that do. Runs on a local LanceDB folder and Prefect's ephemeral e
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from flows.ingest import ingest_media_flow
-from packs.errors import InvalidInput
-from tasks.ingest_tasks import media_recall_task
-from tasks.pack_tasks import episodes_task, load_bundle_task, ranking_task
+from packs.bundles import BundleLoad
+from packs.ranking_snapshot import RankingSnapshot, ranking_moves
+from tasks.pack_tasks import (
+    episodes_task,
+    load_bundle_task,
+    media_recall_task,
+    ranking_task,
+    showcase_task,
+)
+from tasks.publish_runs import publish_demo_task
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
-SHOWCASE_FILE = "showcase.json"
 SHOWN = 3  # items in the before/after tables (the Pack's default k2)
 # A 31 s voice note (data/media/README.md has its text); short chunks so that the
 # recalled one pins the phrase down to about ten seconds.
@@ -32,28 +36,28 @@ SPOKEN_QUERY = "What should I do after two losing trades in a row?"
 MEDIA_CHUNKING = {"target_s": 12.0, "overlap_s": 0.0}
 
 
-def load_showcase(data_dir: str | Path, refs: dict[str, str]) -> tuple[str, list[str]]:
-    """The showcase question and the ids of the items that help with it."""
-    path = Path(data_dir) / SHOWCASE_FILE
-    with open(path, encoding="utf-8") as handle:
-        showcase = json.load(handle)
-    query, helpful = showcase.get("query"), showcase.get("helpful")
-    if not isinstance(query, str) or not query.strip() or not isinstance(helpful, list):
-        raise InvalidInput(f"{path}: expected {{'query': str, 'helpful': [ref, ...]}}.")
-    missing = [ref for ref in helpful if ref not in refs]
-    if missing:
-        raise InvalidInput(f"{path}: unknown item reference(s) {missing}.")
-    return query, [refs[ref] for ref in helpful]
+@dataclass(frozen=True)
+class SpokenRecall:
+    """The voice note: its ingest summary row and what a spoken phrase recalls."""
+
+    ingest: dict[str, object]  # the media item's row of the ingest summary
+    recall: RankingSnapshot
 
 
-def ranking_moves(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """Where each item in ``after``'s top was ranked in ``before``: "was #5", "same",
-    or "new" when it was not in the top 10."""
-    moves = []
-    for rank, item in enumerate(after["items"], start=1):
-        was = before["positions"].get(item["id"])
-        moves.append("new" if was is None else "same" if was == rank else f"was #{was}")
-    return moves
+@dataclass(frozen=True)
+class DemoRun:
+    """What ``wolfie-demo`` returns; ``moves`` says where each top item was before."""
+
+    loaded: BundleLoad
+    before: RankingSnapshot
+    after: RankingSnapshot
+    success_by_epoch: dict[int, float]
+    helpful: tuple[str, ...]  # ids of the items that help with the showcase query
+    spoken: SpokenRecall | None
+
+    @property
+    def moves(self) -> list[str]:
+        return ranking_moves(self.before, self.after)
 
 
 @flow(name="wolfie-demo", log_prints=True)
@@ -64,44 +68,20 @@ def demo_flow(
     data_dir: str = str(DEMO_DIR),
     show_progress: bool = False,
     media: str | None = str(DEMO_MEDIA),
-) -> dict[str, Any]:
+) -> DemoRun:
     """Load the demo bundle, rank, learn from rewarded episodes, rank again; then ingest
     the bundled voice note and recall a phrase spoken in it."""
     loaded = load_bundle_task(pack, root, data_dir)
-    query, helpful = load_showcase(data_dir, loaded["refs"])
-    before = ranking_task(pack, root, query, SHOWN)
+    showcase = showcase_task(data_dir, loaded.refs)
+    before = ranking_task(pack, root, showcase.query, SHOWN)
     learned = episodes_task(
-        pack, root, str(Path(data_dir) / "episodes.jsonl"), loaded["refs"], epochs, show_progress
+        pack, root, str(Path(data_dir) / "episodes.jsonl"), loaded.refs, epochs, show_progress
     )
-    after = ranking_task(pack, root, query, SHOWN)
-    rates = learned["success_by_epoch"]
-    create_table_artifact(
-        key="demo-success-by-epoch",
-        table=[{"epoch": e, "success_rate": round(r, 3)} for e, r in rates.items()],
-        description="Share of episodes whose injected items included a helpful one.",
-    )
-    create_markdown_artifact(
-        key="demo-ranking-change",
-        markdown=_ranking_markdown(before, after, helpful),
-        description="Top items for the showcase query before and after learning.",
-    )
+    after = ranking_task(pack, root, showcase.query, SHOWN)
+    publish_demo_task(before, after, showcase.helpful, learned.success_by_epoch)
     spoken = None
     if media:
         ingested = ingest_media_flow(sources=[media], pack=pack, root=root, chunking=MEDIA_CHUNKING)
-        item = ingested["items"][0]
-        spoken = media_recall_task(pack, root, SPOKEN_QUERY, item["media_id"]) | {"ingest": item}
-    return {
-        "loaded": loaded, "before": before, "after": after, "success_by_epoch": rates,
-        "helpful": helpful, "moves": ranking_moves(before, after), "spoken": spoken,
-    }  # fmt: skip
-
-
-def _ranking_markdown(before: dict[str, Any], after: dict[str, Any], helpful: list[str]) -> str:
-    def cell(item: dict[str, Any]) -> str:
-        mark = "helps" if item["id"] in helpful else "does not help"
-        return f"{item['text'][:60]} ({mark})".replace("|", "\\|")
-
-    lines = [f"Query: *{before['query']}*", "", "| rank | before | after |", "|---|---|---|"]
-    for rank, (b, a) in enumerate(zip(before["items"], after["items"], strict=False), start=1):
-        lines.append(f"| {rank} | {cell(b)} | {cell(a)} |")
-    return "\n".join(lines)
+        item = ingested.items[0]
+        spoken = SpokenRecall(item, media_recall_task(pack, root, SPOKEN_QUERY, item["media_id"]))
+    return DemoRun(loaded, before, after, learned.success_by_epoch, showcase.helpful, spoken)

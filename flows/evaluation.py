@@ -12,19 +12,23 @@ corpus) to the Pack, so the committed eval data runs with one command (``wolfie 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
 
 from prefect import flow
 
-from tasks.eval_tasks import (
-    eval_history_task,
-    pin_version_task,
-    publish_task,
-    publish_trend_task,
-    score_task,
-    write_eval_run_task,
-)
+from evals.pack_eval import DEFAULT_KS, ScoredEvalSet
+from tasks.eval_tasks import eval_history_task, pin_version_task, score_task, write_eval_run_task
 from tasks.pack_tasks import load_bundle_task
+from tasks.publish_eval import publish_task, publish_trend_task
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    """What ``wolfie-eval`` returns: the scores, the stored run's id, the artifact keys."""
+
+    scored: ScoredEvalSet
+    run_id: str
+    artifacts: list[str]
 
 
 @flow(name="wolfie-eval", log_prints=True)
@@ -32,11 +36,11 @@ def eval_flow(
     pack: str = "demo",
     root: str | None = None,
     eval_set: str | None = None,
-    ks: tuple[int, ...] = (1, 3, 5, 10),
+    ks: tuple[int, ...] = DEFAULT_KS,
     version: int | None = None,
     load: str | None = None,
     ragas: bool = True,
-) -> dict[str, Any]:
+) -> EvalRun:
     """Score ``eval_set`` (a JSONL file, or the name of a set stored with the Pack; none:
     the Pack's stored set) against Pack ``pack``; returns the results and the run id."""
     if load is not None:
@@ -45,6 +49,6 @@ def eval_flow(
     scored = score_task(pack, root, eval_set, pinned, list(ks), ragas)
     run_id = write_eval_run_task(pack, root, scored, uuid.uuid4().hex)
     artifacts = publish_task(pack, scored, run_id)
-    history = eval_history_task(pack, root, scored["dataset"])
-    artifacts.append(publish_trend_task(pack, scored["dataset"], history))
-    return {**scored, "run_id": run_id, "artifacts": artifacts}
+    history = eval_history_task(pack, root, scored.dataset)
+    artifacts.append(publish_trend_task(pack, scored.dataset, history))
+    return EvalRun(scored, run_id, artifacts)

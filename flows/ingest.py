@@ -10,17 +10,16 @@ failed item unless ``fail_on_error`` is False.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from prefect import Task, flow
-from prefect.artifacts import create_progress_artifact, create_table_artifact
 from prefect.futures import PrefectFuture, wait
 from prefect.states import State
 
 from packs.errors import IngestFailed
 from packs.ingest.report import STEPS, ItemOutcome, failure_message, summary_row, totals
 from packs.ingest.upsert import UPSERT_BATCH
-from packs.store.rows import stable_hash
 from tasks.ingest_tasks import (
     chunk_task,
     download_task,
@@ -28,10 +27,23 @@ from tasks.ingest_tasks import (
     transcribe_task,
     upsert_task,
 )
+from tasks.publish_runs import progress_artifact_task, publish_media_ingest_task
+from tasks.retry import TRANSIENT
 
-SUMMARY_KEY = "ingest-summary"
 P = ParamSpec("P")
 R = TypeVar("R")
+RETRY_DELAY_S = 5.0  # between retries of a transient fault, unless a run says otherwise
+
+
+@dataclass(frozen=True)
+class MediaIngestRun:
+    """What ``wolfie-ingest-media`` returns: one summary row per item, and the totals
+    (``packs/ingest/report.py`` documents their fields)."""
+
+    pack: str
+    root: str | None
+    items: list[dict[str, Any]]
+    totals: dict[str, Any]
 
 
 @flow(name="wolfie-ingest-media", log_prints=True)
@@ -44,10 +56,10 @@ def ingest_media_flow(
     work_dir: str | None = None,
     refresh: bool = False,
     batch_size: int = UPSERT_BATCH,
-    retries: int = 3,
-    retry_delay_s: float = 5.0,
+    retries: int = TRANSIENT.retries,
+    retry_delay_s: float = RETRY_DELAY_S,
     fail_on_error: bool = True,
-) -> dict[str, Any]:
+) -> MediaIngestRun:
     """Ingest ``sources`` (http(s) URLs or local files) into Pack ``pack`` under ``root``.
 
     ``transcribe`` and ``chunking`` are :class:`TranscribeOptions` and
@@ -59,11 +71,7 @@ def ingest_media_flow(
     retrying(prepare_pack_task, *retry)(pack, root, transcribe, chunking)
     chains: list[tuple[str, list[PrefectFuture[Any]]]] = []
     for source in dict.fromkeys(sources):  # the same source twice is one item
-        progress = str(
-            create_progress_artifact(
-                0.0, key=f"ingest-{stable_hash(source)[:16]}", description=f"Ingesting {source}"
-            )
-        )
+        progress = progress_artifact_task(source)
         fetched = retrying(download_task, *retry).submit(
             pack, root, source, work_dir, refresh, progress, return_state=False
         )
@@ -80,20 +88,12 @@ def ingest_media_flow(
     wait([future for _, futures in chains for future in futures])
     rows = [summary_row(outcome_of(source, futures)) for source, futures in chains]
     summary = totals(rows, time.perf_counter() - started)
-    create_table_artifact(
-        key=SUMMARY_KEY,
-        table=rows,
-        description=(
-            f"Ingested {summary['items'] - summary['failed']} of {summary['items']} items "
-            f"into Pack {pack!r}: {summary['audio_s']} s of audio, {summary['chunks']} chunks, "
-            f"{summary['wall_s']} s wall time."
-        ),
-    )
+    publish_media_ingest_task(pack, rows, summary)
     if summary["failed"]:
         print(failure_message(rows))
         if fail_on_error:
             raise IngestFailed(failure_message(rows))
-    return {"pack": pack, "root": root, "items": rows, "totals": summary}
+    return MediaIngestRun(pack, root, rows, summary)
 
 
 def retrying(step: Task[P, R], retries: int, delay_s: float) -> Task[P, R]:
@@ -107,7 +107,7 @@ def outcome_of(source: str, futures: list[PrefectFuture[Any]]) -> ItemOutcome:
     for step, future in zip(STEPS, futures, strict=True):
         state: State[Any] = future.state
         if state.is_completed():
-            steps[step] = future.result()
+            steps[step] = future.result().to_dict()
             continue
         if state.is_failed() or state.is_crashed():
             error = state.result(raise_on_failure=False)

@@ -38,11 +38,11 @@ def main(argv: list[str]) -> int:
     if documents:
         documents_flow = ingest_documents_flow.with_options(flow_run_name=f"{run_id}-documents")
         result = documents_flow(paths=documents, pack=pack, root=root, fail_on_error=False)
-        failed += sum(1 for row in result["documents"] if row["error"])
+        failed += sum(1 for row in result.documents if row.error)
     if media:
         media_flow = ingest_media_flow.with_options(flow_run_name=run_id)
-        result = media_flow(sources=media, pack=pack, root=root)
-        failed += sum(1 for item in result["items"] if item.get("status") == "failed")
+        ingested = media_flow(sources=media, pack=pack, root=root)
+        failed += sum(1 for item in ingested.items if item.get("status") == "failed")
     print(f"{run_id}: {len(sources) - failed} of {len(sources)} sources ingested")
     return 2 if failed else 0
 

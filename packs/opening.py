@@ -14,7 +14,7 @@ from typing import Any
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import PackNotFound, SchemaVersionError
-from packs.settings import PackSettings
+from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from packs.store.locations import locate
@@ -92,8 +92,14 @@ def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> Pa
     return settings
 
 
-def store_settings(store: PackStore, settings: PackSettings, version: int) -> None:
-    """Store ``settings`` as version ``version`` (and make it the current one)."""
+def store_settings(
+    store: PackStore, active: ActiveSettings, changes: Mapping[str, Any]
+) -> PackSettings:
+    """Store ``active`` with ``changes`` applied as its next version, and make it the
+    one in force; unknown keys are refused."""
+    store.require_writable("change settings")
+    settings = active.value.replace(**changes)
+    version = active.version + 1
     store.write_meta(
         {
             "settings": settings.to_dict(),
@@ -101,3 +107,5 @@ def store_settings(store: PackStore, settings: PackSettings, version: int) -> No
             f"settings@{version}": settings.to_dict(),
         }
     )
+    active.value, active.version = settings, version
+    return settings

@@ -74,9 +74,10 @@ class Pack:
         services = build_services(store, self._settings, embedding, embedder)
         self._embedder, self._flusher, self._learned = services[:3]
         self._writer, self._reader, self._recall, self._rewards, self._verdicts = services[3:8]
-        self._tune, self._closed = services.tune, False
+        self._tune, self._background, self._closed = services.tune, services.background, False
         if not store.read_only:
             _open_packs.add(self)
+            self._background.start()  # learning reaches other processes while idle
 
     @classmethod
     def open(
@@ -138,11 +139,7 @@ class Pack:
 
     def configure(self, **changes: Any) -> PackSettings:
         """Store a new settings version with ``changes`` applied; unknown keys are refused."""
-        self._store.require_writable("change settings")
-        new = self._settings.value.replace(**changes)
-        version = self._settings.version + 1
-        store_settings(self._store, new, version)
-        self._settings.value, self._settings.version = new, version
+        new = store_settings(self._store, self._settings, changes)
         self._tune(new)
         return new
 
@@ -157,6 +154,7 @@ class Pack:
         fault is retried with backoff (1, 2, 4, 8 s) before it is raised."""
         if self._closed:
             return
+        self._background.stop()
         if not self.read_only:
             self._flusher.flush(retries=_CLOSE_RETRIES)
         self._closed = True

@@ -6,7 +6,10 @@ settings in force, the write buffer's parts, one lock per handle (docs/architect
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
+import uuid
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -15,6 +18,7 @@ from packs.embeddings.pack_embedder import PackEmbedder
 from packs.memories import MemoryWriter
 from packs.reads import MemoryReader
 from packs.recall.context import ContextIndex
+from packs.recall.context_feed import ContextFeed
 from packs.recall.service import RecallService
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.learned import LearnedStates
@@ -22,6 +26,7 @@ from packs.rewards.ledger import RewardLedger
 from packs.rewards.service import RewardService
 from packs.rewards.verdicts import VerdictService
 from packs.settings import ActiveSettings, PackSettings
+from packs.store.background_flush import BackgroundFlush
 from packs.store.episodes import EpisodeLog
 from packs.store.flush import Flusher
 from packs.store.gateway import PackStore
@@ -38,6 +43,7 @@ class PackServices(NamedTuple):
     rewards: RewardService
     verdicts: VerdictService
     tune: TuneSettings
+    background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
 
 
 class TuneSettings:
@@ -71,7 +77,9 @@ def build_services(
     context = ContextIndex(embedding.dim, history=s.context_history)
     keys = IdempotencyKeys(store, buffer)
     flusher = Flusher(store, buffer, learned, lock, embedding.dim)
-    ledger = RewardLedger(buffer, learned, episodes, context, keys)
+    writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    ledger = RewardLedger(buffer, learned, episodes, context, keys, writer)
+    feed = ContextFeed(store, context, writer)
     rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
     tune = TuneSettings(buffer, flusher, context)
     tune(s)
@@ -82,11 +90,12 @@ def build_services(
         writer=MemoryWriter(store, settings, embedder, lock),
         reader=MemoryReader(store, learned),
         recall=RecallService(
-            store, settings, embedder, learned, episodes, context, flusher, lock
+            store, settings, embedder, learned, episodes, context, feed, flusher, lock
         ),
         rewards=rewards,
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock
         ),
         tune=tune,
+        background=BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds),
     )

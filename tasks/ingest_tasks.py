@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -21,29 +20,24 @@ from prefect.artifacts import update_progress_artifact
 from packs.ingest import (
     ChunkingOptions,
     IngestTarget,
+    StepResult,
     TranscribeOptions,
     chunk_step,
     default_work_dir,
     fetch_step,
-    media_source,
     transcribe_step,
     upsert_step,
 )
+from packs.ingest.document_sources import document_sources
 from packs.ingest.documents import read_document
+from packs.ingest.prepare import prepare_target
 from packs.ingest.progress import ProgressEvent, publish
 from packs.ingest.upsert import UPSERT_BATCH, upsert_chunks
 from packs.records import KnowledgeChunk
-from tasks.retry import retry_transient
+from tasks.retry import TRANSIENT
 
-# Flows override these per run (``with_options``); only transient errors are retried.
-RETRIES = 3
-RETRY_DELAY_S = 5.0
-# Every ingestion step retries transient faults only (tasks/retry.py).
-TRANSIENT: dict[str, Any] = {
-    "retries": RETRIES,
-    "retry_delay_seconds": RETRY_DELAY_S,
-    "retry_condition_fn": retry_transient,
-}
+# Every step retries transient faults only; the media flow sets the counts per run.
+STEP_RETRIES = TRANSIENT.task_options()
 _ARTIFACT_EVERY_S = 2.0  # at most one progress-artifact update per item this often
 
 
@@ -62,21 +56,18 @@ def reporter(source: str, step: str, artifact_id: str | None) -> Callable[[float
     return report
 
 
-@task(name="prepare-pack", **TRANSIENT)
+@task(name="prepare-pack", **STEP_RETRIES)
 def prepare_pack_task(
     pack: str,
     root: str | None,
     transcribe: dict[str, Any] | None = None,
     chunking: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> IngestTarget:
     """Check the run's options and open (or create) the Pack, before any item starts."""
-    TranscribeOptions.from_dict(transcribe)
-    ChunkingOptions.from_dict(chunking)
-    with IngestTarget(pack, root).open_pack() as handle:
-        return {"pack": handle.name, "root": handle.root}
+    return prepare_target(IngestTarget(pack, root), transcribe, chunking)
 
 
-@task(name="download", persist_result=True, **TRANSIENT)
+@task(name="download", persist_result=True, **STEP_RETRIES)
 def download_task(
     pack: str,
     root: str | None,
@@ -84,7 +75,7 @@ def download_task(
     work_dir: str | None = None,
     refresh: bool = False,
     artifact_id: str | None = None,
-) -> dict[str, Any]:
+) -> StepResult:
     """Fetch ``source`` and checkpoint its audio; reuses an earlier fetch."""
     report = reporter(source, "download", artifact_id)
     report(0.0)
@@ -93,91 +84,87 @@ def download_task(
         target, source, default_work_dir(work_dir), refresh=refresh, on_progress=report
     )
     report(1.0)
-    return result.to_dict()
+    return result
 
 
-@task(name="transcribe", persist_result=True, **TRANSIENT)
+@task(name="transcribe", persist_result=True, **STEP_RETRIES)
 def transcribe_task(
     pack: str,
     root: str | None,
-    fetched: dict[str, Any],
+    fetched: StepResult,
     options: dict[str, Any] | None = None,
     work_dir: str | None = None,
     artifact_id: str | None = None,
     source: str = "",
-) -> dict[str, Any]:
+) -> StepResult:
     """Transcribe the fetched media, resuming after its last stored window."""
-    report = reporter(source or fetched["media_id"], "transcribe", artifact_id)
+    report = reporter(source or fetched.media_id, "transcribe", artifact_id)
     result = transcribe_step(
         IngestTarget(pack, root),
-        fetched["media_id"],
+        fetched.media_id,
         TranscribeOptions.from_dict(options),
         default_work_dir(work_dir),
         on_progress=report,
     )
     report(1.0)
-    return result.to_dict()
+    return result
 
 
-@task(name="chunk", persist_result=True, **TRANSIENT)
+@task(name="chunk", persist_result=True, **STEP_RETRIES)
 def chunk_task(
     pack: str,
     root: str | None,
-    transcript: dict[str, Any],
+    transcript: StepResult,
     options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> StepResult:
     """Time-aligned chunks of the stored transcript."""
     result = chunk_step(
         IngestTarget(pack, root),
-        transcript["media_id"],
-        transcript["info"]["fingerprint"],
+        transcript.media_id,
+        transcript.info["fingerprint"],
         ChunkingOptions.from_dict(options),
     )
-    return result.to_dict()
+    return result
 
 
-@task(name="embed-upsert", persist_result=True, **TRANSIENT)
+@task(name="embed-upsert", persist_result=True, **STEP_RETRIES)
 def upsert_task(
     pack: str,
     root: str | None,
-    chunked: dict[str, Any],
+    chunked: StepResult,
     batch_size: int = UPSERT_BATCH,
     artifact_id: str | None = None,
     source: str = "",
-) -> dict[str, Any]:
+) -> StepResult:
     """Embed and merge the chunks the Pack lacks, in batches."""
-    report = reporter(source or chunked["media_id"], "upsert", artifact_id)
+    report = reporter(source or chunked.media_id, "upsert", artifact_id)
     result = upsert_step(
         IngestTarget(pack, root),
-        chunked["media_id"],
-        chunked["info"]["key"],
+        chunked.media_id,
+        chunked.info["key"],
         batch_size=batch_size,
         on_progress=report,
     )
     report(1.0)
-    return result.to_dict()
+    return result
 
 
-@task(name="media-recall")
-def media_recall_task(
-    pack: str, root: str | None, query: str, media_id: str, k: int = 1
-) -> dict[str, Any]:
-    """The best chunks of one media item for ``query`` (ranked as recall, nothing logged)."""
-    with IngestTarget(pack, root).open_pack() as handle:
-        result = handle.search(query, k, where={"source": media_source(media_id)})
-    return {"query": query, "items": [asdict(item) for item in result.items]}
+@task(name="find-documents")
+def find_documents_task(paths: list[str]) -> list[tuple[str, str]]:
+    """(path, source) of every document file named or found under the folders named."""
+    return document_sources(paths)
 
 
-@task(name="document-chunks", **TRANSIENT)
-def document_chunks_task(path: str, source: str, max_chars: int) -> list[dict[str, Any]]:
+@task(name="document-chunks", **STEP_RETRIES)
+def document_chunks_task(path: str, source: str, max_chars: int) -> list[KnowledgeChunk]:
     """Chunks of one document, split by its headings."""
-    return [asdict(chunk) for chunk in read_document(Path(path), source, max_chars)]
+    return read_document(Path(path), source, max_chars)
 
 
-@task(name="upsert-knowledge", **TRANSIENT)
+@task(name="upsert-knowledge", **STEP_RETRIES)
 def upsert_knowledge_task(
-    pack: str, root: str | None, chunks: list[dict[str, Any]], batch_size: int = UPSERT_BATCH
+    pack: str, root: str | None, chunks: list[KnowledgeChunk], batch_size: int = UPSERT_BATCH
 ) -> dict[str, int]:
     """Embed and merge the given chunks that the Pack lacks."""
     with IngestTarget(pack, root).open_pack() as handle:
-        return upsert_chunks(handle, [KnowledgeChunk(**c) for c in chunks], batch_size)
+        return upsert_chunks(handle, chunks, batch_size)

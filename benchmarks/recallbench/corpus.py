@@ -123,12 +123,18 @@ def corpus_row(
 
 
 def build_pack(
-    root: Path, name: str, size: int, texts: Sequence[str], vectors: np.ndarray, seed: int
+    root: Path,
+    name: str,
+    size: int,
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    seed: int,
+    embedder: EmbeddingProvider | None = None,
 ) -> float:
     """Write a Pack of ``size`` rows straight to ``memories``; returns seconds taken."""
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
-    with Pack.open(name, root) as pack:
+    with Pack.open(name, root, embedder=embedder) as pack:
         schema = schemas.memories_schema(pack.embedding.dim)
         now = datetime.now(UTC)
         for lo in range(0, size, BUILD_BATCH):

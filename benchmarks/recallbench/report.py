@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .ann import AnnResult
 from .embedding import EmbeddingResult
 from .fragments import TABLES, FragmentResult
 from .latency import PATHS, SizeResult
@@ -50,6 +51,21 @@ def limit_markdown(results: list[LimitResult]) -> list[str]:
         "",
     ]
     return lines
+
+
+def ann_markdown(r: AnnResult) -> list[str]:
+    lines = [
+        f"## {r.rows:,} rows with an IVF_PQ index (the cache stands aside above 500k rows)",
+        "",
+        f"Build {r.build_s:.0f} s, index {r.index_s:.0f} s, RSS {r.rss_mib:,.0f} MiB after "
+        "opening, loading the exact scan's matrix and searching.",
+        "",
+        "| path | ms p50 / p95 | recall@k1 |",
+        "|---|---:|---:|",
+    ]
+    for name, stats in r.paths.items():
+        lines.append(f"| {name} | {_ms(stats)} | {r.recall_at_k1[name]:.3f} |")
+    return [*lines, ""]
 
 
 def embedding_markdown(r: EmbeddingResult) -> list[str]:
@@ -156,6 +172,7 @@ def markdown(
     embedding: EmbeddingResult | None,
     sizes: list[SizeResult],
     runs: list[FragmentResult],
+    ann: AnnResult | None = None,
 ) -> str:
     lines = [
         "# Recall benchmark",
@@ -167,6 +184,7 @@ def markdown(
         *(limit_markdown(limits) if limits else []),
         *(embedding_markdown(embedding) if embedding else []),
         *(latency_markdown(sizes) if sizes else []),
+        *(ann_markdown(ann) if ann else []),
     ]
     for run in runs:
         lines += fragment_markdown(run)

@@ -85,6 +85,7 @@ def eval_command(
 ) -> None:
     """Score an eval set against a Pack; store the results in its eval_runs table."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    from evals.pack_eval import DEFAULT_KS
     from flows.evaluation import eval_flow
 
     try:
@@ -94,25 +95,26 @@ def eval_command(
             eval_set = _store_eval_set(pack, root, eval_set, load is not None)
         with console.status("Scoring the eval set (Prefect engine, embedded)"):
             result = eval_flow(
-                pack=pack, root=root, eval_set=eval_set, ks=tuple(k or (1, 3, 5, 10)),
+                pack=pack, root=root, eval_set=eval_set, ks=tuple(k or DEFAULT_KS),
                 version=version, load=str(load) if load else None, ragas=ragas,
             )  # fmt: skip
     except WolfieError as exc:
         _fail(exc)
+    scored = result.scored
     table = Table(
         title=escape(
-            f"Pack {pack!r} v{result['pack_version']} × {result['dataset']} "
-            f"({result['queries']} queries), run {result['run_id'][:8]}"
+            f"Pack {pack!r} v{scored.pack_version} × {scored.dataset} "
+            f"({scored.queries} queries), run {result.run_id[:8]}"
         ),
         title_justify="left",
     )
     for column in ("metric", "k", "value", "queries"):
         table.add_column(column, justify="left" if column == "metric" else "right")
-    for r in result["results"]:
-        k_text = "" if r["k"] is None else str(r["k"])
-        table.add_row(r["metric"], k_text, f"{r['value']:.3f}", str(r["queries"]))
+    for r in scored.results:
+        k_text = "" if r.k is None else str(r.k)
+        table.add_row(r.metric, k_text, f"{r.value:.3f}", str(r.queries))
     console.print(table)
-    console.print(f"Missed queries (nothing relevant retrieved): {len(result['misses'])}")
+    console.print(f"Missed queries (nothing relevant retrieved): {len(scored.misses)}")
 
 
 def eval_runs_command(
@@ -178,20 +180,35 @@ def _fail(exc: WolfieError) -> NoReturn:
 
 def learn_bench_command(
     corpus: Annotated[Path | None, typer.Option(help="Bundle folder (knowledge.jsonl).")] = None,
-    eval_set: Annotated[Path | None, typer.Option(help="JSONL eval set with ids.")] = None,
+    eval_set: Annotated[
+        Path | None, typer.Option(help="JSONL eval set with ids (default: <corpus>/queries.jsonl).")
+    ] = None,
+    paraphrases: Annotated[
+        Path | None, typer.Option(help="Paraphrase set (default: <corpus>/paraphrases.jsonl).")
+    ] = None,
     out: Annotated[Path, typer.Option(help="Where reports go.")] = Path("out/learn-bench"),
     cache: Annotated[
         Path | None, typer.Option(help="Built base Packs (default: <out>/cache).")
     ] = None,
     epochs: Annotated[int, typer.Option(min=1, max=50)] = 5,
+    seeds: Annotated[
+        str, typer.Option(help="Seeds of query order and reward plan, e.g. '0,1,2' or '0 1 2'.")
+    ] = "0,1,2",
+    split: Annotated[
+        str, typer.Option(help="Fold: validation (tune), test (report) or all.")
+    ] = "test",
     method: Annotated[
         list[str] | None,
         typer.Option(
-            help="Methods, baseline first (repeat): similarity, utility, utility-item, "
-            "contextual, contextual-item, no-feedback (evals/learning.py). Default: "
-            "similarity, utility (global Q, plain MemRL), contextual."
+            help="Methods (repeat): similarity, utility (plain MemRL), contextual (issue 8, "
+            "pinned), default (the Pack defaults at run time), their -item variants "
+            "(evals/learning.py). The no-feedback baseline always runs. Default: similarity, "
+            "utility, contextual, default."
         ),
     ] = None,
+    flip: Annotated[float, typer.Option(help="Share of given rewards flipped.")] = 0.0,
+    sparse: Annotated[float, typer.Option(help="Share of episodes rewarded.")] = 1.0,
+    credit: Annotated[str, typer.Option(help="episode (feedback) or item (signal).")] = "episode",
     k1: Annotated[int | None, typer.Option(help="Phase A candidates.")] = None,
     k2: Annotated[int | None, typer.Option(help="Items injected per query.")] = None,
     alpha: Annotated[float | None, typer.Option(help="Utility learning rate.")] = None,
@@ -202,52 +219,35 @@ def learn_bench_command(
     context_prior: Annotated[
         str | None, typer.Option(help="Contextual prior: never-helped, negative, global.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Query order and split seed.")] = 0,
-    sweep: Annotated[bool, typer.Option(help="Also sweep α, λ, k1, k2 and the bonus.")] = False,
 ) -> None:
-    """Runtime learning: similarity-only against utility-ranked retrieval, side by side."""
+    """Runtime learning: train, paraphrase and held-out success per method, over seeds."""
     from evals import learning_bench as bench
-    from evals.learning_report import pct, points, render_sweep, write_outputs
+    from evals.feedback_models import FeedbackModel
+    from evals.learning_config import BenchConfig
+    from evals.learning_report import render_markdown, write_outputs
 
-    config = bench.BenchConfig(
-        corpus=corpus or bench.DEFAULT_CORPUS,
-        eval_set=eval_set or (corpus / "queries.jsonl" if corpus else bench.DEFAULT_EVAL_SET),
-        out=out, cache=cache, epochs=epochs, methods=tuple(method or bench.BenchConfig.methods),
-        settings=bench.shared_settings(
-            k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus,
-            context_theta=context_theta, context_kappa=context_kappa,
-            context_prior=context_prior,
-        ),
-        seed=seed,
-    )  # fmt: skip
-    with console.status("Building the Pack (cached per corpus) and playing the episodes"):
-        result = bench.run_bench(config)
-        rows = bench.sweep(config) if sweep else []
-    table = Table(title="Success rate (relevant item in the top-k2)", title_justify="left")
-    table.add_column("method")
-    for e in range(1, epochs + 1):
-        table.add_column(f"ep {e}", justify="right")
-    for column in ("last epoch", "cumulative", "held-out"):
-        table.add_column(column, justify="right")
-    base = result.runs[0]
-    for run in result.runs:
-        table.add_row(
-            run.method, *(pct(r) for r in run.train_by_epoch), pct(run.last_train),
-            pct(run.cumulative), pct(run.heldout),
+    try:
+        seed_list = tuple(int(s) for s in seeds.replace(",", " ").split())
+        if not seed_list:
+            raise ValueError(seeds)
+    except ValueError:
+        _fail(InvalidInput(f"--seeds must list integers, e.g. '0,1,2'; got {seeds!r}."))
+    try:
+        config = BenchConfig(
+            corpus=corpus or bench.DEFAULT_CORPUS, eval_set=eval_set, paraphrases=paraphrases,
+            out=out, cache=cache, epochs=epochs, seeds=seed_list,
+            methods=tuple(method or BenchConfig.methods), split=split,
+            feedback=FeedbackModel(flip=flip, sparse=sparse, credit=credit),
+            settings=bench.shared_settings(
+                k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus,
+                context_theta=context_theta, context_kappa=context_kappa,
+                context_prior=context_prior,
+            ),
         )  # fmt: skip
-    for run in result.runs[1:]:
-        table.add_row(
-            f"{run.method} − {base.method}",
-            *(points(a - b) for a, b in zip(run.train_by_epoch, base.train_by_epoch, strict=True)),
-            points(run.last_train - base.last_train), points(run.cumulative - base.cumulative),
-            points(run.heldout - base.heldout),
-        )  # fmt: skip
-    console.print(table)
-    console.print(
-        f"{result.train} training and {result.heldout} held-out queries, {result.chunks} "
-        f"chunks, {epochs} epochs, {result.seconds:.0f} s."
-    )
-    if rows:
-        console.print(render_sweep(rows))
-    for path in write_outputs(result, config, rows):
-        console.print(f"Wrote {path}")
+        with console.status("Building the Pack (cached per corpus) and playing the episodes"):
+            result = bench.run_bench(config)
+    except WolfieError as exc:
+        _fail(exc)
+    console.print(render_markdown(result, config), markup=False, highlight=False)
+    for path in write_outputs(result, config):
+        console.print(f"Wrote {path}", markup=False, highlight=False)

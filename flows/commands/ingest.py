@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -28,6 +28,9 @@ from rich.table import Table
 from rich.text import Text
 
 from packs.ingest.documents import KINDS as DOCUMENT_KINDS
+
+if TYPE_CHECKING:
+    from flows.ingest import MediaIngestRun
 
 console = Console()
 
@@ -92,18 +95,16 @@ def _ingest_documents(paths: list[str], pack: str, root: str | None) -> int:
     table = Table(title=Text(f"Documents into Pack {pack!r}"), title_justify="left")
     for column in ("document", "chunks", "error"):
         table.add_column(column)
-    for row in result["documents"]:
+    for row in result.documents:
         table.add_row(
-            Text(row["document"]),
-            str(row["chunks"]),
-            Text(row["error"], style="red") if row["error"] else "",
+            Text(row.document), str(row.chunks), Text(row.error, style="red") if row.error else ""
         )
     console.print(table)
-    console.print(f"{result['written']} of {result['chunks']} chunks written (others unchanged).")
-    if result["stale"]:
-        console.print(f"[yellow]{result['stale']} stored chunks of these documents are no longer "
+    console.print(f"{result.written} of {result.chunks} chunks written (others unchanged).")
+    if result.stale:
+        console.print(f"[yellow]{result.stale} stored chunks of these documents are no longer "
                       "produced (the documents shrank); they were kept.[/yellow]")  # fmt: skip
-    return sum(1 for row in result["documents"] if row["error"])
+    return sum(1 for row in result.documents if row.error)
 
 
 def _ingest_media(
@@ -140,12 +141,12 @@ def _ingest_media(
             result = flow(sources=sources, pack=pack, root=root, transcribe=transcribe,
                           chunking=chunking, refresh=refresh, work_dir=work_dir,
                           fail_on_error=False)  # fmt: skip
-        for row in result["items"]:
+        for row in result.items:
             done = "[red]failed[/red]" if row["status"] == "failed" else escape(row["status"])
             progress.update(bars[row["source"]], completed=100, step=done)
     console.print(_summary(result))
     _failures(result)
-    return int(result["totals"]["failed"])
+    return int(result.totals["failed"])
 
 
 def _short(source: str, width: int = 40) -> str:
@@ -153,16 +154,16 @@ def _short(source: str, width: int = 40) -> str:
     return text if len(text) <= width else "..." + text[-(width - 3) :]
 
 
-def _summary(result: dict[str, Any]) -> Table:
-    totals = result["totals"]
+def _summary(result: MediaIngestRun) -> Table:
+    totals = result.totals
     table = Table(
-        title=f"Media into Pack {result['pack']!r}: {totals['items'] - totals['failed']} of "
+        title=f"Media into Pack {result.pack!r}: {totals['items'] - totals['failed']} of "
         f"{totals['items']} ingested, {totals['audio_s']} s of audio in {totals['wall_s']} s",
         title_justify="left",
     )
     for column in ("media", "duration", "chunks", "wall", "RTF", "status"):
         table.add_column(column, justify="left" if column in ("media", "status") else "right")
-    for row in result["items"]:
+    for row in result.items:
         table.add_row(
             Text(_short(str(row["media"]), 40)),
             f"{row['duration_s']:.1f} s" if row["duration_s"] else "",
@@ -174,8 +175,8 @@ def _summary(result: dict[str, Any]) -> Table:
     return table
 
 
-def _failures(result: dict[str, Any]) -> None:
-    for row in result["items"]:
+def _failures(result: MediaIngestRun) -> None:
+    for row in result.items:
         if row["error"]:
             message = Text.assemble(("FAILED ", "red"), row["source"], "\n  ", row["error"])
             console.print(message, soft_wrap=True)

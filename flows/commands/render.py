@@ -7,11 +7,15 @@ Rich ``Text``, so brackets in it are printed, never parsed as markup.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from flows.agent_tools import RecalledView
+
 
 TEXT_WIDTH = 70  # characters of item text in a ranking table row
 
@@ -22,7 +26,7 @@ def clip(text: str, width: int = TEXT_WIDTH) -> str:
 
 def ranking_table(
     title: str,
-    items: Sequence[dict[str, Any]],
+    items: Sequence[RecalledView],
     marks: Sequence[str] | None = None,
     mark_header: str = "",
 ) -> Table:
@@ -33,16 +37,14 @@ def ranking_table(
         left = column in ("kind", "text", mark_header)
         table.add_column(column, justify="left" if left else "right")
     for rank, item in enumerate(items, start=1):
-        text = Text(clip(item["text"]))
-        if item["warning"]:
+        text = Text(clip(item.text))
+        if item.warning:
             text = Text.assemble(("WARNING ", "red"), text)
-        utility = item.get("contextual_utility")
-        utility = item["utility"] if utility is None else utility
-        row: list[str | Text] = [str(rank), item["kind"], text]
+        row: list[str | Text] = [str(rank), item.kind, text]
         if marks:
             row.append(Text(marks[rank - 1], style="bold"))
-        row += [f"{item['similarity']:.2f}", f"{utility:+.2f}",
-                f"{item['exploration_bonus']:.2f}", f"{item['score']:+.2f}"]  # fmt: skip
+        row += [f"{item.similarity:.2f}", f"{item.utility:+.2f}",
+                f"{item.exploration_bonus:.2f}", f"{item.score:+.2f}"]  # fmt: skip
         table.add_row(*row)
     return table
 

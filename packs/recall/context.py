@@ -76,20 +76,45 @@ def contextual_utility(
     prior: float,
     theta: float,
     kappa: float,
+    history_weights: NDArray[np.floating] | None = None,
 ) -> float:
-    """``U(m | q)`` as in the module docstring; the prior alone without history."""
+    """``U(m | q)`` as in the module docstring; the prior alone without history.
+
+    ``history_weights`` are the rewards' own weights (an implicit signal counts 0.5, an
+    intrinsic reward its blend weight, docs/rewards.md): each past reward weighs
+    ``max(0, cos - theta) * weight``. Without them every reward weighs 1.
+    """
     if len(history_rewards) == 0:
         return prior
     cosines = history_queries.astype(np.float32) @ query.astype(np.float32)
     weights = np.maximum(0.0, cosines - theta)
+    if history_weights is not None:
+        weights = weights * history_weights
     total = float(weights.sum())
     return (float(weights @ history_rewards) + kappa * prior) / (total + kappa)
+
+
+def history_entry(
+    value: float, weight: float, source: str | None, magnitude: float | None
+) -> tuple[float, float]:
+    """(reward, weight) a logged reward event adds to a memory's history.
+
+    An intrinsic event logs ``value = w_int * r_int`` with ``magnitude = r_int``: its
+    history entry is ``r_int`` at weight ``weight * w_int``, so the cap on intrinsic
+    reward (MISSION.md: blended at 0.2) is a weight here too, not a full-weight
+    observation of a small reward.
+    """
+    if source == "intrinsic" and magnitude:
+        blend = abs(value / magnitude)
+        return max(-1.0, min(1.0, float(magnitude))), float(weight) * blend
+    return float(value), float(weight)
 
 
 @dataclass
 class _History:
     queries: NDArray[np.float16]  # (n, dim)
     rewards: NDArray[np.float64]  # (n,)
+    weights: NDArray[np.float64]  # (n,) each reward's own weight
     broad: bool = False  # its queries are at least HUB_DISTINCT_QUERIES distinct ones
 
 
@@ -97,7 +122,9 @@ class ContextIndex:
     """Bounded per-memory reward history for query-conditioned utility.
 
     At most ``history`` pairs per memory (the newest) and ``max_memories`` memories
-    (least recently touched dropped first): about ``history * dim * 2`` bytes each.
+    (least recently rewarded dropped first): about ``history * dim * 2`` bytes each.
+    A memory dropped from the index keeps its "helped" and hub marks (a set of ids), so
+    eviction never turns a hub back into a neutral memory.
     """
 
     def __init__(self, dim: int, history: int, max_memories: int = 20_000) -> None:
@@ -107,6 +134,7 @@ class ContextIndex:
         self.loaded = False
         self._items: OrderedDict[str, _History] = OrderedDict()
         self._helped: set[str] = set()  # memories with at least one positive reward
+        self._hubs: set[str] = set()  # memories whose history is broad (see HUB_...)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -114,19 +142,32 @@ class ContextIndex:
     def mark_helped(self, memory_ids: Iterable[str]) -> None:
         self._helped.update(memory_ids)
 
-    def add(self, memory_id: str, query: NDArray[np.floating], reward: float) -> None:
-        if reward > 0:
+    def add(
+        self, memory_id: str, query: NDArray[np.floating], reward: float,
+        weight: float = 1.0, *, intrinsic: bool = False,
+    ) -> None:  # fmt: skip
+        """Append one rewarded query to ``memory_id``'s history (the newest last).
+
+        An intrinsic reward never marks a memory as helped: it is scored against the
+        past and can't vouch for the memory on its own (MISSION.md).
+        """
+        if reward > 0 and not intrinsic:
             self._helped.add(memory_id)
         item = self._items.get(memory_id)
         vector = np.asarray(query, dtype=np.float16).reshape(1, self.dim)
         if item is None:
-            item = _History(vector, np.array([reward]))
+            item = _History(vector, np.array([reward]), np.array([weight]))
         else:
             item = _History(
                 np.vstack([item.queries, vector])[-self.history :],
                 np.append(item.rewards, reward)[-self.history :],
+                np.append(item.weights, weight)[-self.history :],
             )
         item.broad = distinct_queries(item.queries) >= HUB_DISTINCT_QUERIES
+        if item.broad:
+            self._hubs.add(memory_id)
+        else:
+            self._hubs.discard(memory_id)
         self._items[memory_id] = item
         self._items.move_to_end(memory_id)
         while len(self._items) > self.max_memories:
@@ -141,8 +182,10 @@ class ContextIndex:
         kappa: float, prior_mode: str = "never-helped",
     ) -> float:  # fmt: skip
         item = self._items.get(memory_id)
-        broad = item is not None and item.broad
+        broad = item.broad if item is not None else memory_id in self._hubs
         prior = context_prior(global_q, memory_id in self._helped, prior_mode, broad)
         if item is None:
             return prior
-        return contextual_utility(query, item.queries, item.rewards, prior, theta, kappa)
+        return contextual_utility(
+            query, item.queries, item.rewards, prior, theta, kappa, item.weights
+        )

@@ -12,7 +12,7 @@ import numpy as np
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput
 from packs.recall.context import ContextIndex
-from packs.recall.context_log import load_context
+from packs.recall.context_feed import ContextFeed
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scopes import check_scope, visible_clause
@@ -41,6 +41,7 @@ class RecallService:
         learned: LearnedStates,
         episodes: EpisodeLog,
         context: ContextIndex,
+        feed: ContextFeed,
         flusher: Flusher,
         lock: threading.RLock,
     ) -> None:
@@ -49,6 +50,7 @@ class RecallService:
         self._embedder = embedder
         self._learned = learned
         self._episodes = episodes
+        self._feed = feed
         self._flusher = flusher
         self._lock = lock
         self.context = context  # the contextual-utility index this service fills
@@ -91,10 +93,13 @@ class RecallService:
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))
 
     def load_context(self) -> None:
-        """Fill the contextual-utility index from the logs, once (flushed first)."""
+        """Fill the context index from the log once (flushing this handle's rows first),
+        then keep it current with what other writers log (:mod:`packs.recall.context_feed`)."""
         if not self.context.loaded:
             self._flusher.flush()
-            load_context(self.context, self._store)
+            self._feed.load()
+        else:
+            self._feed.sync()
 
     def _contextual(self, vector: np.ndarray) -> Callable[[str, float], float] | None:
         """The query-conditioned utility lookup for this query, in contextual mode."""

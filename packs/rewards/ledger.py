@@ -4,12 +4,9 @@ the step that moves the memory's utility online."""
 from __future__ import annotations
 
 import itertools
-import os
-import socket
-import uuid
 from datetime import UTC, datetime
 
-from packs.recall.context import ContextIndex
+from packs.recall.context import ContextIndex, history_entry
 from packs.rewards.ema import RewardStep, fold
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.learned import LearnedStates
@@ -29,13 +26,14 @@ class RewardLedger:
         episodes: EpisodeLog,
         context: ContextIndex,
         keys: IdempotencyKeys,
+        writer: str,
     ) -> None:
         self._buffer = buffer
         self._learned = learned
         self._episodes = episodes
         self._context = context
         self._keys = keys
-        self.writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.writer = writer
         self._seq = itertools.count()
 
     def record(
@@ -48,8 +46,15 @@ class RewardLedger:
         source: str,
         signal: str,
         magnitude: float | None,
+        keyed: bool = False,
     ) -> dict[str, float]:
-        """Buffer one reward event per target and its step; return the new utilities."""
+        """Buffer one reward event per target and its step; return the new utilities.
+
+        ``keyed``: the caller's idempotency key, which another process may receive too
+        (a webhook retried to another worker). Event ids derive from the key, and keyed
+        events are written by ``merge_insert`` on that id, so whichever process commits
+        second stores nothing and the replay of the log counts the reward once.
+        """
         states = self._learned.current(targets)
         now = datetime.now(UTC)
         rows, utilities = [], {}
@@ -58,7 +63,11 @@ class RewardLedger:
             after = fold([step], before)
             self._buffer.add_step(memory_id, step)
             if step.weight > 0 and self._context.loaded:
-                self._context.add(memory_id, self._episodes.query_vector(episode_id), step.value)
+                reward, weight = history_entry(step.value, step.weight, source, magnitude)
+                self._context.add(
+                    memory_id, self._episodes.query_vector(episode_id), reward, weight,
+                    intrinsic=source == "intrinsic",
+                )  # fmt: skip
             utilities[memory_id] = after.utility
             rows.append(
                 {
@@ -81,5 +90,7 @@ class RewardLedger:
                 }
             )
         self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
+        if keyed:
+            self._buffer.keyed.update(str(row["event_id"]) for row in rows)
         self._keys.remember(key)
         return utilities

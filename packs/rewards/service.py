@@ -101,7 +101,7 @@ class RewardService:
             )
             utilities = self._ledger.record(
                 episode_id, targets, step, key=key, source=source, signal=signal,
-                magnitude=magnitude,
+                magnitude=magnitude, keyed=idempotency_key is not None,
             )  # fmt: skip
             self._flusher.maybe_flush()
         return FeedbackResult(episode_id, len(utilities), False, utilities)

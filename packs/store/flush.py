@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from packs.errors import PackNotFound, TransientError, UnwritableRows, WolfieError
 from packs.rewards.online import ONLINE_COLUMNS, fold_log
@@ -147,6 +148,12 @@ class Flusher:
         else:
             self._failures, self._retry_after = 0, 0.0
 
+    def flush_if_due(self) -> None:
+        """The background flusher's call: what a call would have flushed had one come."""
+        with self._lock:
+            if self._buffer.due():
+                self.maybe_flush()
+
     def _drop_for_deleted_pack(self) -> None:
         """The Pack's folder was deleted under this handle: writing would recreate half
         a Pack (log tables with no ``pack_meta``), so the buffered rows are dropped."""
@@ -209,6 +216,19 @@ class Flusher:
             rejected.append(f"{name}:{key}")
 
     def _write_table(self, name: str, data: pa.Table) -> None:
+        if name == schemas.REWARD_EVENTS and self._buffer.keyed:
+            ids = data.column("event_id").to_pylist()
+            keyed = pa.array([event_id in self._buffer.keyed for event_id in ids])
+            if pc.any(keyed).as_py():
+                # a key another process may have received too: stored once, by event id,
+                # matched against the latest commit (not this handle's cached view)
+                self._store.latest_version(name)
+                self._store.merge(name, data.filter(keyed), "event_id")
+                self._count_commit(name)
+                data = data.filter(pc.invert(keyed))
+                self._buffer.keyed.difference_update(ids)
+                if not data.num_rows:
+                    return
         if name == schemas.EPISODE_OUTCOMES:
             self._store.merge(schemas.EPISODES, data, "id", update=True, insert=False)
         elif name in _IDEMPOTENT_KEYS and name in self._buffer.retried:

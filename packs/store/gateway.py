@@ -28,11 +28,15 @@ from packs.store.filters import in_clause
 from packs.store.locations import PackLocation, is_remote
 
 VECTOR_COLUMN = "intent_embedding"
-# Once maintenance builds an IVF_PQ index, raw PQ distances are coarse (an exact match
-# measured 0.18 instead of 0); re-scoring REFINE_FACTOR x limit candidates with the full
-# vectors gives exact cosine distances, which the similarity floor and the z-scores need.
-# Without an index the search is exact and this changes nothing.
+# With maintenance's IVF_PQ index, PQ distances are coarse (an exact match measured 0.18,
+# not 0): re-scoring REFINE_FACTOR x limit candidates on the full vectors makes them exact
+# for the similarity floor and the z-scores. Without an index it changes nothing.
 REFINE_FACTOR = 4
+
+
+# How stale a writable handle's view of other processes' commits may be (hand-set: the
+# shared-learning target is "another process's next recall within 2 s", issue 14).
+WRITER_CONSISTENCY = timedelta(seconds=1)
 
 
 class PackStore:
@@ -51,8 +55,12 @@ class PackStore:
             self._conn = lancedb.connect(
                 self.location.uri,
                 storage_options=self.location.storage_options or None,
-                # Readers see other processes' commits without reopening.
-                read_consistency_interval=timedelta(seconds=0) if self.read_only else None,
+                # Every handle sees other processes' commits without reopening: readers
+                # at once, writers within WRITER_CONSISTENCY (one check a second per
+                # table instead of one per call; docs/durability.md).
+                read_consistency_interval=(
+                    timedelta(seconds=0) if self.read_only else WRITER_CONSISTENCY
+                ),
             )
         return self._conn
 
@@ -238,8 +246,7 @@ class PackStore:
         with storage_step(self.location, f"compact {name!r}"):
             table.optimize(cleanup_older_than=retention)
 
-    def drop_all(self) -> None:
-        """Delete every table of this Pack (used by ``wolfie demo --fresh``)."""
+    def drop_all(self) -> None:  # wolfie demo --fresh
         self.require_writable("drop the Pack")
         with storage_step(self.location, "drop tables"):
             self._db.drop_all_tables()
@@ -315,14 +322,18 @@ class PackStore:
             return query.to_arrow()
 
     def schema(self, name: str, version: int | None = None) -> pa.Schema:
-        table = self._table(name) if version is None else self._at_version(name, version)
-        return table.schema
+        return (self._table(name) if version is None else self._at_version(name, version)).schema
 
     def versions(self, name: str) -> list[dict[str, Any]]:
         """Every version of ``name``, oldest first: ``version`` and ``timestamp``."""
         with storage_step(self.location, f"list versions of {name!r}"):
             found = self._table(name).list_versions()
         return [{"version": v["version"], "timestamp": v["timestamp"]} for v in found]
+
+    def version(self, name: str) -> int:
+        """The version of ``name`` this handle reads (within its read consistency)."""
+        with storage_step(self.location, f"version of {name!r}"):
+            return int(self._table(name).version)
 
     def latest_version(self, name: str) -> int:
         """The newest committed version of ``name`` (other handles' commits included)."""

@@ -41,6 +41,9 @@ class WriteBuffer:
         # Tables whose rows came back from a failed flush: their commit may have landed,
         # so the next write must be idempotent (merge_insert) rather than an append.
         self.retried: set[str] = set()
+        # Buffered reward events under a caller's idempotency key: another process may
+        # receive the same key, so these are written by merge on their event id.
+        self.keyed: set[str] = set()
 
     # --- adding ------------------------------------------------------------------------
 

@@ -11,24 +11,26 @@ from packs import Pack
 
 def test_demo_flow_builds_learns_and_publishes(tmp_path):
     result = demo_flow(pack="demo", root=str(tmp_path), epochs=2)
-    assert result["loaded"]["knowledge"] == 16 and result["loaded"]["memories"] == 10
-    assert set(result["success_by_epoch"]) == {1, 2}
-    assert len(result["before"]["items"]) == 3 and "## Lessons" in result["before"]["prompt"]
+    assert result.loaded.knowledge == 16 and result.loaded.memories == 10
+    assert set(result.success_by_epoch) == {1, 2}
+    assert len(result.before.items) == 3 and "## Lessons" in result.before.prompt
     with Pack.open("demo", tmp_path, read_only=True) as pack:
         assert pack.count("episodes") == 24  # 12 episodes, 2 epochs
         assert pack.count("reward_events") >= 24
         utilities = pack.store._table("memories").to_arrow()["utility"].to_pylist()
         assert any(u != 0.0 for u in utilities)
     # the bundled voice note: sentence 5 (21.18-26.03 s, data/media/README.md) is recalled
-    spoken = result["spoken"]
-    media_chunks = spoken["ingest"]["chunks"]
-    assert spoken["ingest"]["status"] == "ingested" and media_chunks == 3
-    top = spoken["items"][0]
-    assert "losing trades" in top["text"] and top["start_s"] <= 22.2 and top["end_s"] >= 25.0
+    spoken = result.spoken
+    assert spoken is not None
+    media_chunks = spoken.ingest["chunks"]
+    assert spoken.ingest["status"] == "ingested" and media_chunks == 3
+    top = spoken.recall.items[0]
+    assert top.start_s is not None and top.end_s is not None
+    assert "losing trades" in top.text and top.start_s <= 22.2 and top.end_s >= 25.0
     # re-running loads nothing twice
     again = demo_flow(pack="demo", root=str(tmp_path), epochs=1)
-    assert again["loaded"]["knowledge"] == 16
-    assert again["spoken"]["ingest"]["status"] == "up to date"
+    assert again.loaded.knowledge == 16
+    assert again.spoken is not None and again.spoken.ingest["status"] == "up to date"
     with Pack.open("demo", tmp_path, read_only=True) as pack:
         assert pack.count(kind="knowledge") == 16 + media_chunks
         assert pack.count(kind="memory") == 10
@@ -39,15 +41,15 @@ def test_demo_learning_replaces_a_misleading_top_item_with_a_helpful_one(tmp_pat
     in every epoch: the showcase question was answered by similarity alone, and episode
     credit rewarded the misleading items that rode along with a helpful one."""
     result = demo_flow(pack="demo", root=str(tmp_path), epochs=2, media=None)
-    helpful = set(result["helpful"])
-    before, after = result["before"]["items"], result["after"]["items"]
-    assert before[0]["id"] not in helpful  # similarity alone puts a misleading item on top
-    assert after[0]["id"] in helpful and after[0]["id"] != before[0]["id"]
-    assert not helpful & {i["id"] for i in before}  # no helpful item was injected at first
-    assert len(helpful & {i["id"] for i in after}) == 2  # both helpful items now are
-    rates = result["success_by_epoch"]
+    helpful = set(result.helpful)
+    before, after = result.before.items, result.after.items
+    assert before[0].id not in helpful  # similarity alone puts a misleading item on top
+    assert after[0].id in helpful and after[0].id != before[0].id
+    assert not helpful & {i.id for i in before}  # no helpful item was injected at first
+    assert len(helpful & {i.id for i in after}) == 2  # both helpful items now are
+    rates = result.success_by_epoch
     assert rates[1] <= 0.8 and rates[2] > rates[1]
-    assert result["moves"][0] == f"was #{result['before']['positions'][after[0]['id']]}"
+    assert result.moves[0] == f"was #{result.before.positions[after[0].id]}"
 
 
 def test_demo_flow_artifacts(tmp_path):

@@ -24,14 +24,14 @@ def test_eval_flow_writes_eval_runs_that_read_back(tmp_path):
     second = eval_flow(pack="docs", root=str(tmp_path), eval_set=eval_set, ks=(3,), ragas=False)
     with Pack.open("docs", tmp_path, read_only=True) as pack:
         stored = read_eval_runs(pack)
-        first_run = read_eval_runs(pack, first["run_id"])
-    assert set(stored["run_id"].to_list()) == {first["run_id"], second["run_id"]}
-    assert first_run.height == len(first["results"])
+        first_run = read_eval_runs(pack, first.run_id)
+    assert set(stored["run_id"].to_list()) == {first.run_id, second.run_id}
+    assert first_run.height == len(first.scored.results)
     row = first_run.filter((first_run["metric"] == "recall") & (first_run["k"] == 3)).row(
         0, named=True
     )
     assert row["dataset"] == "queries" and row["pack"] == "docs" and row["queries"] == 8
-    assert row["pack_version"] == first["pack_version"] and row["embedding"].startswith("onnx")
+    assert row["pack_version"] == first.scored.pack_version and row["embedding"].startswith("onnx")
     assert len(row["dataset_digest"]) == 64 and 0.0 <= row["value"] <= 1.0
     assert "non_llm_context_recall" in set(first_run["metric"].to_list())
     recall_trend = trend(stored, "recall", 3)
@@ -47,14 +47,14 @@ def test_eval_flow_publishes_artifacts(tmp_path):
         pack="arts", root=str(tmp_path), eval_set=str(data / "queries.jsonl"), load=str(data),
         ragas=False,
     )  # fmt: skip
-    assert result["artifacts"] == [
+    assert result.artifacts == [
         "eval-arts-queries", "eval-arts-queries-summary", "eval-arts-queries-trend"
     ]  # fmt: skip
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=result["artifacts"]))
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=result.artifacts))
         )
-    assert {a.key for a in found} == set(result["artifacts"])
+    assert {a.key for a in found} == set(result.artifacts)
     summary = next(a for a in found if a.key.endswith("summary"))
     assert "memories version" in str(summary.data)
     chart = next(a for a in found if a.key.endswith("trend"))
@@ -68,8 +68,8 @@ def test_eval_flow_defaults_to_the_eval_set_stored_with_the_demo_pack(tmp_path):
         assert load_bundle(pack, DEMO_DIR).eval_set == "demo"
     first = eval_flow(pack="demo", root=str(tmp_path))
     second = eval_flow(pack="demo", root=str(tmp_path), ragas=False)
-    assert first["dataset"] == second["dataset"] == "demo" and first["queries"] == 13
-    recall = {(r["metric"], r["k"]): r["value"] for r in first["results"]}
+    assert first.scored.dataset == second.scored.dataset == "demo" and first.scored.queries == 13
+    recall = {(r.metric, r.k): r.value for r in first.scored.results}
     assert recall["hit_rate", 10] > 0.5 and recall["recall", 10] > 0.5
     with Pack.open("demo", tmp_path, read_only=True) as pack:
         runs = read_eval_runs(pack)

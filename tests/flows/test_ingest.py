@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from evals.transcript_metrics import word_error_rate
-from flows.ingest import SUMMARY_KEY, ingest_media_flow
+from flows.ingest import MediaIngestRun, ingest_media_flow
 from packs import Pack
 from packs.ingest.checkpoints import CheckpointKeys as Keys
 from packs.ingest.download import media_id_of
@@ -27,6 +27,7 @@ from packs.ingest.target import IngestTarget
 from packs.ingest.transcribe import TranscribeOptions
 from packs.ingest.transcript import iter_segments
 from packs.store.rows import knowledge_id
+from tasks.publish_runs import MEDIA_SUMMARY_KEY as SUMMARY_KEY
 from tests.support.media import Clips, Spoken, make_clips, serve
 
 pytestmark = [pytest.mark.slow]
@@ -70,7 +71,7 @@ def pack_rows(target: IngestTarget, media_id: str) -> list[dict[str, Any]]:
 @dataclass
 class Resumed:
     target: IngestTarget
-    result: dict[str, Any]
+    result: MediaIngestRun
     onboarding_id: str
     garden_id: str
     parts_before_resume: int
@@ -117,7 +118,7 @@ def resumed(media: Clips, server: str, s3) -> Resumed:
 
 
 def test_killed_run_resumes_without_duplicates_or_losses(resumed: Resumed):
-    items = {row["media_id"]: row for row in resumed.result["items"]}
+    items = {row["media_id"]: row for row in resumed.result.items}
     onboarding = items[resumed.onboarding_id]
     assert onboarding["status"] == "resumed" and "download" in onboarding["reused_steps"]
     assert onboarding["resumed_parts"] == resumed.parts_before_resume >= 1
@@ -163,14 +164,12 @@ def test_recall_finds_the_spoken_phrase_with_its_timestamps(resumed: Resumed, me
 def test_a_second_run_finds_everything_done(resumed: Resumed, s3):
     params = {"pack": "talks", "root": resumed.target.root, "transcribe": WINDOW,
               "chunking": CHUNKS}  # fmt: skip
-    sources = [row["source"] for row in resumed.result["items"]]
+    sources = [row["source"] for row in resumed.result.items]
     with s3.environ():
         again = ingest_media_flow(sources=sources, **params)
-    assert [row["status"] for row in again["items"]] == ["up to date", "up to date"]
-    assert all(row["written"] == 0 for row in again["items"])
-    assert [row["chunks"] for row in again["items"]] == [
-        row["chunks"] for row in resumed.result["items"]
-    ]
+    assert [row["status"] for row in again.items] == ["up to date", "up to date"]
+    assert all(row["written"] == 0 for row in again.items)
+    assert [row["chunks"] for row in again.items] == [row["chunks"] for row in resumed.result.items]
 
 
 def test_run_publishes_progress_and_summary_artifacts(resumed: Resumed):

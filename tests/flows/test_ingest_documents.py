@@ -38,12 +38,12 @@ def docs(tmp_path: Path) -> Path:
 
 def test_documents_are_chunked_by_heading_and_recalled(docs: Path, tmp_root: Path):
     result = ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
-    assert {row["document"]: row["chunks"] for row in result["documents"]} == {
+    assert {row.document: row.chunks for row in result.documents} == {
         "docs/desk/manual.html": 1,
         "docs/guide.md": 2,
         "docs/notes.txt": 1,
     }
-    assert result["written"] == result["chunks"] == 4
+    assert result.written == result.chunks == 4
     with Pack.open("kb", tmp_root) as pack:
         recall = pack.recall("When are invoices sent?", kind="knowledge")
     top = recall.items[0]
@@ -53,15 +53,15 @@ def test_documents_are_chunked_by_heading_and_recalled(docs: Path, tmp_root: Pat
 def test_a_rerun_writes_nothing_and_an_edit_rewrites_only_its_section(docs: Path, tmp_root):
     ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
     again = ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
-    assert again["written"] == 0 and again["chunks"] == 4
+    assert again.written == 0 and again.chunks == 4
     (docs / "guide.md").write_text(GUIDE.replace("third business day", "fifth business day"))
     edited = ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
-    assert edited["written"] == 1
+    assert edited.written == 1
     (docs / "guide.md").write_text(GUIDE.split("## Settlement")[0])
     shrunk = ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
     # The Settlement chunk is no longer produced: reported as stale, not deleted (the
     # Pack has no delete API; its learned utility may still matter).
-    assert shrunk["written"] == 0 and shrunk["stale"] == 1
+    assert shrunk.written == 0 and shrunk.stale == 1
     with Pack.open("kb", tmp_root, read_only=True) as pack:
         assert pack.count(kind="knowledge") == 4
 
@@ -72,12 +72,12 @@ def test_a_bad_document_fails_alone(docs: Path, tmp_root: Path):
         paths=[str(docs), str(docs / "missing.md")], pack="kb", root=str(tmp_root),
         fail_on_error=False,
     )  # fmt: skip
-    errors = {row["document"]: row["error"] for row in result["documents"] if row["error"]}
+    errors = {row.document: row.error for row in result.documents if row.error}
     assert (
         errors["docs/latin.txt"].startswith("InvalidInput: ")
         and "UTF-8" in errors["docs/latin.txt"]
     )
     assert errors["missing.md"].startswith("SourceNotFound: ")
-    assert result["written"] == 4
+    assert result.written == 4
     with pytest.raises(IngestFailed, match="1 of 1 documents failed"):
         ingest_documents_flow(paths=[str(docs / "missing.md")], pack="kb", root=str(tmp_root))

@@ -70,14 +70,14 @@ def test_each_bad_input_gets_its_own_error_and_the_good_one_goes_through(
         sources=list(expected), pack="p", root=str(tmp_root), chunking=CHUNKS,
         fail_on_error=False, **FAST_RETRY,
     )  # fmt: skip
-    errors = {row["source"]: row["error"] for row in result["items"]}
+    errors = {row["source"]: row["error"] for row in result.items}
     for source, prefix in expected.items():
         if prefix is None:
             assert errors[source] is None
         else:
             assert errors[source] and errors[source].startswith(prefix), (source, errors[source])
-    assert result["totals"]["failed"] == len(expected) - 1
-    good = next(row for row in result["items"] if row["error"] is None)
+    assert result.totals["failed"] == len(expected) - 1
+    good = next(row for row in result.items if row["error"] is None)
     assert good["status"] == "ingested" and good["chunks"] >= 1
     assert media_rows(str(tmp_root), good["media_id"]) == list(range(good["chunks"]))
 
@@ -124,7 +124,7 @@ def test_a_rerun_after_a_crash_at_any_step_skips_what_was_done(
         with target.open_pack() as pack:
             upsert_chunks(pack, [knowledge_chunk(c, media_id, source, "hello") for c in first])
     result = ingest_media_flow(sources=[source], pack="p", root=str(tmp_root), chunking=CHUNKS)
-    (row,) = result["items"]
+    (row,) = result.items
     assert row["reused_steps"] == done
     assert row["chunks"] >= 2
     assert row["written"] == row["chunks"] - (1 if crashed_after == "half of upsert" else 0)
@@ -149,7 +149,7 @@ def test_a_brief_storage_outage_is_retried_and_the_run_completes(media: Clips, s
             )  # fmt: skip
         assert proxy.refused > 0  # the outage was real
         print(f"ingest outage: {proxy.refused} connections refused during a 3 s outage")
-    (row,) = result["items"]
+    (row,) = result.items
     assert row["status"] == "ingested"
     assert media_rows(root, row["media_id"], s3.storage_options) == list(range(row["chunks"]))
 
@@ -171,6 +171,6 @@ def test_a_long_outage_fails_clearly_and_a_rerun_resumes(media: Clips, s3, tmp_p
         assert "'p'" in str(down.value)
         proxy.up()
         result = ingest_media_flow(sources=[source], pack="p", root=root, chunking=CHUNKS)
-    (row,) = result["items"]
+    (row,) = result.items
     assert row["status"] == "resumed" and row["reused_steps"] == ["download", "transcribe"]
     assert row["media_id"] == media_id_of(media.hello.path)

@@ -38,12 +38,12 @@ def test_items_spread_over_a_local_two_worker_dask_cluster(
     hello_mp3 = to_mp3(media.hello, media.folder / "hello.mp3")
     sources = [f"{server}/hello.wav", f"{server}/{hello_mp3.path.name}"]
     result = with_dask(workers=2)(sources=sources, pack="dask", root=str(tmp_root))
-    assert [row["status"] for row in result["items"]] == ["ingested", "ingested"]
+    assert [row["status"] for row in result.items] == ["ingested", "ingested"]
     here = f"{socket.gethostname()}:{os.getpid()}"
-    workers = {row["worker"] for row in result["items"]}
+    workers = {row["worker"] for row in result.items}
     assert here not in workers  # the steps ran in the cluster's worker processes
     with Pack.open("dask", tmp_root, read_only=True) as pack:
-        assert pack.count(kind="knowledge") == sum(row["chunks"] for row in result["items"])
+        assert pack.count(kind="knowledge") == sum(row["chunks"] for row in result.items)
 
 
 def test_wolfie_ingest_shows_progress_and_a_summary(media: Clips, server: str, tmp_path: Path):

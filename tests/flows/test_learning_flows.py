@@ -69,8 +69,8 @@ def run_artifacts(flow: Any, **parameters: Any) -> tuple[Any, dict[str, Any]]:
 
 def test_recompute_equals_online_and_is_idempotent(root):
     first = recompute_utilities(pack="journal", root=root)
-    assert first["events"] > 0 and first["changed"] == 0
-    assert first["max_utility_drift"] < 1e-9
+    assert first.events > 0 and first.changed == 0
+    assert first.max_utility_drift < 1e-9
     # lose the online utilities, as a crash between the log and the utilities would
     with Pack.open("journal", root) as pack:
         online = {
@@ -79,29 +79,29 @@ def test_recompute_equals_online_and_is_idempotent(root):
         pack.store._table(S.MEMORIES).update(values={"utility": 0.0})
         version = pack.store._table(S.MEMORIES).version
     repaired = recompute_utilities(pack="journal", root=root)
-    assert repaired["changed"] == sum(1 for u in online.values() if u != 0.0)
+    assert repaired.changed == sum(1 for u in online.values() if u != 0.0)
     with Pack.open("journal", root, read_only=True) as pack:
         table = pack.store._table(S.MEMORIES)
         assert table.version == version + 1  # one commit: old or new, never half
         rebuilt = {r["id"]: r["utility"] for r in table.to_arrow().to_pylist()}
     assert rebuilt == pytest.approx(online)
-    assert recompute_utilities(pack="journal", root=root)["changed"] == 0
+    assert recompute_utilities(pack="journal", root=root).changed == 0
     assert "journal-utilities" in artifacts("journal-utilities")
 
 
 def test_refresh_lessons_template_then_no_op(root):
     report = refresh_lessons_flow(pack="journal", root=root, writer="template")
-    assert report["written"] == report["candidates"] > 0 and not report["failures"]
+    assert report.written == report.candidates > 0 and not report.failures
     with Pack.open("journal", root, read_only=True) as pack:
         rows = pack.store._table(S.MEMORIES).to_arrow().to_pylist()
         lessons = [r for r in rows if r["experience_summary"]]
-        assert len(lessons) == report["written"]
+        assert len(lessons) == report.written
         failing = [r for r in lessons if r["utility"] < -0.1]
         assert all("Avoid" in r["experience_summary"] for r in failing)
-        assert pack.store._table(S.LESSON_LOG).count_rows() == report["written"]
+        assert pack.store._table(S.LESSON_LOG).count_rows() == report.written
         recall = pack.search("I missed the move, should I jump in?")
         assert "## Lessons" in recall.prompt and "[template lesson]" in recall.prompt
-    assert refresh_lessons_flow(pack="journal", root=root, writer="template")["candidates"] == 0
+    assert refresh_lessons_flow(pack="journal", root=root, writer="template").candidates == 0
 
 
 def test_refresh_lessons_publishes_the_lessons_it_wrote(root):
@@ -109,13 +109,13 @@ def test_refresh_lessons_publishes_the_lessons_it_wrote(root):
     report, found = run_artifacts(refresh_lessons_flow, pack="journal", root=root)
     table = found["journal-lessons-written"]
     rows = json.loads(table) if isinstance(table, str) else table
-    assert len(rows) == report["written"] > 0
+    assert len(rows) == report.written > 0
     with Pack.open("journal", root, read_only=True) as pack:
         for row in rows:
             stored = pack.get(row["memory_id"])
             assert row["lesson"] == stored["experience_summary"]
             assert row["intent"] == stored["intent_text"][:120] or row["intent"].endswith("...")
-    assert "lessons written: " + str(report["written"]) in found["journal-lessons"]
+    assert "lessons written: " + str(report.written) in found["journal-lessons"]
 
 
 def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch):
@@ -124,7 +124,7 @@ def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch)
         monkeypatch.setenv("WOLFIE_LLM_MODEL", "test-model")
         monkeypatch.setenv("WOLFIE_LLM_API_KEY", "sk-test-secret")
         report = refresh_lessons_flow(pack="journal", root=root, writer="openai", limit=3)
-        assert report["written"] == 3 and len(s.requests) == 3
+        assert report.written == 3 and len(s.requests) == 3
     with Pack.open("journal", root, read_only=True) as pack:
         lessons = [
             r["experience_summary"] for r in pack.store._table(S.MEMORIES).to_arrow().to_pylist()
@@ -142,7 +142,7 @@ def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
         monkeypatch.setenv("WOLFIE_LLM_BASE_URL", s.url)
         monkeypatch.setenv("WOLFIE_LLM_MODEL", "test-model")
         report = refresh_lessons_flow(pack="journal", root=root, writer="openai")
-    assert report["written"] == 0 and set(report["failures"]) == set(recall.ids)
+    assert report.written == 0 and set(report.failures) == set(recall.ids)
     with Pack.open("journal", root, read_only=True) as pack:
         assert {i: pack.get(i)["experience_summary"] for i in recall.ids} == before
         log = pack.store._table(S.LESSON_LOG).to_arrow().to_pylist()
@@ -152,7 +152,7 @@ def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
 def test_pack_health_appends_traces_and_publishes_a_chart(root):
     first = pack_health(pack="journal", root=root)
     second = pack_health(pack="journal", root=root)
-    assert first["episode_count"] == second["episode_count"] == 24  # 12 demo episodes, 2 epochs
+    assert first.episode_count == second.episode_count == 24  # 12 demo episodes, 2 epochs
     with Pack.open("journal", root, read_only=True) as pack:
         assert pack.store._table(S.STATE_TRACES).count_rows() == 2
     found = artifacts("journal-health", "journal-health-chart")
@@ -195,14 +195,14 @@ def test_maintenance_compacts_and_builds_indexes(root):
             )
         before = pack.store.fragment_count(S.MEMORIES)
     report = maintain_pack(pack="journal", root=root, retention_days=0, index_threshold=500)
-    assert report["fragments_after"]["memories"] < before
-    assert "memories.intent_embedding (ivf_pq, cosine)" in report["indexes_built"]
+    assert report.fragments_after["memories"] < before
+    assert "memories.intent_embedding (ivf_pq, cosine)" in report.indexes_built
     with Pack.open("journal", root) as pack:
         assert pack.search("I missed the move, should I jump in?").items
         # retention 0 drops every old version; optimize's own two commits may remain
         assert len(pack.store._table(S.MEMORIES).list_versions()) <= 2
-    assert report["versions_removed"]["memories"] >= 6
-    assert maintain_pack(pack="journal", root=root, index_threshold=500)["indexes_built"] == []
+    assert report.versions_removed["memories"] >= 6
+    assert maintain_pack(pack="journal", root=root, index_threshold=500).indexes_built == []
 
 
 def pack_now():

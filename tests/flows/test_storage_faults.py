@@ -171,7 +171,7 @@ def test_recompute_utilities_flow_retries_a_503_spell_and_refuses_a_denial(setup
     assert setup.versions() == before
     setup.proxy.fail(503, seconds=2.0, writes_only=True)
     report = recompute_utilities("p", setup.root)
-    assert report["changed"] == 1 and setup.proxy.injected[503] >= 1
+    assert report.changed == 1 and setup.proxy.injected[503] >= 1
     with Pack.open("p", setup.root, storage_options=setup.s3.storage_options) as check:
         assert check.rebuild_utilities(write=False).changed == 0
 

@@ -140,7 +140,7 @@ def _die(plan: KillPlan, where: dict[str, Any]) -> None:
 # --- workloads ---------------------------------------------------------------------------
 
 
-def run_media(plan: KillPlan, trap: Trap) -> dict[str, Any]:
+def run_media(plan: KillPlan, trap: Trap) -> Any:
     """The media ingestion flow on one local clip (real faster-whisper tiny.en)."""
     from flows.ingest import ingest_media_flow
 

@@ -1,0 +1,49 @@
+"""Flushing an idle handle's buffer in the background.
+
+Rewards and episodes are buffered and flushed when the buffer is due (``log_flush_rows``
+rows or ``log_flush_seconds`` seconds), but "due" used to be checked only on the next
+call: a worker that punished a memory and then sat idle kept its learning to itself
+until it closed. A daemon thread per writable handle looks every flush window and
+flushes what is due, so learning reaches every other process within about
+``log_flush_seconds`` plus the storage layer's read consistency (docs/durability.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+MIN_PERIOD_S = 0.5  # hand-set: never spin faster than this, whatever the settings say
+
+
+class BackgroundFlush:
+    """Calls ``flush_if_due`` every ``period()`` seconds until stopped."""
+
+    def __init__(self, flush_if_due: Callable[[], None], period: Callable[[], float]) -> None:
+        self._flush_if_due = flush_if_due
+        self._period = period
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="wolfie-flush", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.wait(max(MIN_PERIOD_S, self._period())):
+            try:
+                self._flush_if_due()
+            except Exception as exc:  # noqa: BLE001 - a background thread must not die
+                # The rows stay buffered (or were dropped and logged for a deleted
+                # Pack); the next call, flush() or close() raises what still fails.
+                log.warning("Background flush failed: %s", exc)
