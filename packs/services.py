@@ -10,7 +10,6 @@ import os
 import socket
 import threading
 import uuid
-from datetime import timedelta
 from typing import NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
@@ -47,18 +46,15 @@ class PackServices(NamedTuple):
 
 
 class TuneSettings:
-    """Hands the buffer, the flusher and the context index the settings they work by
-    (at open and on every settings change)."""
+    """Hands the buffer and the context index the settings they work by (at open and on
+    every settings change); the flusher reads its compaction policy from the settings."""
 
-    def __init__(self, buffer: WriteBuffer, flusher: Flusher, context: ContextIndex) -> None:
+    def __init__(self, buffer: WriteBuffer, context: ContextIndex) -> None:
         self._buffer = buffer
-        self._flusher = flusher
         self._context = context
 
     def __call__(self, s: PackSettings) -> None:
         self._buffer.flush_rows, self._buffer.flush_seconds = s.log_flush_rows, s.log_flush_seconds
-        self._flusher.compact_every = s.compact_every_commits
-        self._flusher.retention = timedelta(hours=s.version_retention_hours)
         self._context.history = s.context_history
 
 
@@ -76,12 +72,12 @@ def build_services(
     episodes = EpisodeLog(store, buffer)
     context = ContextIndex(embedding.dim, history=s.context_history)
     keys = IdempotencyKeys(store, buffer)
-    flusher = Flusher(store, buffer, learned, lock, embedding.dim)
+    flusher = Flusher(store, buffer, learned, settings, lock, embedding.dim)
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     ledger = RewardLedger(buffer, learned, episodes, context, keys, writer)
     feed = ContextFeed(store, context, writer)
     rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
-    tune = TuneSettings(buffer, flusher, context)
+    tune = TuneSettings(buffer, context)
     tune(s)
     return PackServices(
         embedder=embedder,

@@ -27,6 +27,7 @@ from packs.store.write_buffer import PendingMemory, WriteBuffer
 
 if TYPE_CHECKING:
     from packs.rewards.learned import LearnedStates
+    from packs.settings import ActiveSettings
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +61,18 @@ class Flusher:
         store: PackStore,
         buffer: WriteBuffer,
         learned: LearnedStates,
+        settings: ActiveSettings,
         lock: threading.RLock,
         dim: int,
     ) -> None:
         self._store = store
         self._buffer = buffer
         self._learned = learned
+        self._settings = settings  # compaction policy: compact_every_commits, retention
         self._lock = lock
         self._schemas = schemas.buffer_schemas(dim)
         self._memories_schema = schemas.memories_schema(dim)
         self._commits: dict[str, int] = {}
-        self.compact_every = 64
-        self.retention = timedelta(hours=24)
         self._failures = 0
         self._retry_after = 0.0
 
@@ -289,10 +290,11 @@ class Flusher:
     def _compact_due_tables(self) -> None:
         """Merge small fragments of tables this journal has committed to often."""
         for name, count in list(self._commits.items()):
-            if count < self.compact_every:
+            settings = self._settings.value
+            if count < settings.compact_every_commits:
                 continue
             try:
-                self._store.compact(name, self.retention)
+                self._store.compact(name, timedelta(hours=settings.version_retention_hours))
                 self._commits[name] = 0
             except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
                 log.warning("Compaction of %s deferred: %s", name, exc)
