@@ -286,7 +286,15 @@ class Pack(LearningMixin):
         self._journal.load_context()
         index = self._journal.context
         return lambda memory_id, q: index.utility(
-            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior
+            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior,
+            s.context_kernel,
+        )
+
+    def _linked(self, vector: np.ndarray) -> list[str]:
+        """Memories linked to this query by past rewards (``context_links`` at most)."""
+        s = self._settings
+        return self._journal.context.linked(
+            vector, s.context_theta, s.context_kappa, s.context_links
         )
 
     # --- embedding -----------------------------------------------------------------------
@@ -504,10 +512,12 @@ class Pack(LearningMixin):
         vector = self._queries.embed(text, self._embed)
         with self._journal.lock:
             table = self._store.table(schemas.MEMORIES)
-            candidates = phase_a(table, vector, k1, clause, self._settings.delta, self._vectors)
-            ranked = phase_b(
-                candidates, self._journal.effective, self._settings, k2, self._context(vector)
+            context = self._context(vector)
+            linked = self._linked(vector) if context is not None else []
+            candidates = phase_a(
+                table, vector, k1, clause, self._settings.delta, self._vectors, linked
             )
+            ranked = phase_b(candidates, self._journal.effective, self._settings, k2, context)
             episode_id = None
             if log_episode:
                 episode_id = self._journal.log_episode(
