@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from packs.errors import InvalidSettings
-from packs.recall.context import PRIORS
+from packs.recall.context import KERNELS, PRIORS
 from packs.rewards.wiring import RewardWiring
 
 # Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
@@ -49,6 +49,8 @@ class PackSettings:
     context_kappa: float = 0.2
     context_history: int = 16
     context_prior: str = "never-helped"  # or "negative", "global" (packs/recall/context.py)
+    context_kernel: str = "hinge"  # or "calibrated" (packs/recall/kernel.py)
+    context_links: int = 0  # memories linked from similar past queries added to Phase A
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -63,6 +65,12 @@ class PackSettings:
             _check_range(name, getattr(self, name), 0.0, 100.0, low_open=True)
         _check_range("log_flush_seconds", self.log_flush_seconds, 0.0, 86_400.0)
         _check_range("version_retention_hours", self.version_retention_hours, 0.0, 24.0 * 365)
+        if isinstance(self.context_links, bool) or not isinstance(self.context_links, int) or not (
+            0 <= self.context_links <= 100
+        ):
+            raise InvalidSettings(
+                f"context_links must be an int from 0 to 100, got {self.context_links!r}."
+            )
         for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits",
                      "context_history"):  # fmt: skip
             value = getattr(self, name)
@@ -78,6 +86,10 @@ class PackSettings:
                 f"context_prior must be one of {', '.join(PRIORS)}; not {self.context_prior!r}."
             )
         _check_range("context_kappa", self.context_kappa, 0.0, 1e6, low_open=True)
+        if self.context_kernel not in KERNELS:
+            raise InvalidSettings(
+                f"context_kernel must be one of {', '.join(KERNELS)}; not {self.context_kernel!r}."
+            )
         if self.k2 > self.k1:
             raise InvalidSettings(f"k2={self.k2} must not exceed k1={self.k1}.")
         if not isinstance(self.rewards, RewardWiring):

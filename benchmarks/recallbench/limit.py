@@ -44,9 +44,9 @@ PATHS = ("scan", "recall", "search", "lancedb")
 class LimitResult:
     rows: int
     build_s: float
-    cache_load_s: float  # the first search: the whole vector column read into memory
+    cache_load_s: float  # the second search: the whole vector column read into memory
     cache_mib: float  # the cache's vectors and columns (VectorCache.nbytes)
-    rss_mib: float  # RSS growth over that first search (Arrow's pool may reuse freed memory)
+    rss_mib: float  # RSS growth over that search (Arrow's pool may reuse freed memory)
     paths: dict[str, LatencyStats]
     recall_over_scan: float  # recall p50 / scan p50: the goal is <= 3
     search_over_scan: float
@@ -89,6 +89,7 @@ def run_limit(
         k1, delta = pack.settings.k1, pack.settings.delta
         scan = ExactScan(pack)
         table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
+        pack.search(queries[0])  # a new handle's first search is LanceDB's
         rss = rss_mib()
         start = time.perf_counter()
         pack.search(queries[0])

@@ -47,7 +47,7 @@ def limit_markdown(results: list[LimitResult]) -> list[str]:
         "search after it (the recall's uses lowered its items' exploration bonus: see "
         "docs/recall.md). "
         "`cache MiB` is what the cache holds (vectors, row ids, Phase B's columns); "
-        "`RSS growth` is measured over the first search, which loads it.",
+        "`RSS growth` is measured over the second search, which loads it.",
         "",
     ]
     return lines

@@ -30,7 +30,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from packs.recall.kernel import Kernel, calibrate
+
 PRIORS = ("never-helped", "negative", "global")
+KERNELS = ("hinge", "calibrated")
+# A linked memory joins the pool only with a contextual utility above this from its
+# links alone (hand-set, to tune on the validation split): strong evidence, not a hint.
+LINK_MIN_UTILITY = 0.3
+# Recalibrate the kernel once the histories grew by this share since the last fit
+# (hand-set: a fit costs a 16 x 16 Gram matrix per memory with history).
+RECALIBRATE_GROWTH = 0.1
 
 
 # A memory counts as a hub (it fails broadly, never helps) once its recent failures come
@@ -110,6 +119,12 @@ def history_entry(
     return float(value), float(weight)
 
 
+# every history entry: query vectors, owner index, reward, weight; and the owners' ids
+_Stack = tuple[
+    NDArray[np.float16], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], list[str]
+]
+
+
 @dataclass
 class _History:
     queries: NDArray[np.float16]  # (n, dim)
@@ -135,6 +150,11 @@ class ContextIndex:
         self._items: OrderedDict[str, _History] = OrderedDict()
         self._helped: set[str] = set()  # memories with at least one positive reward
         self._hubs: set[str] = set()  # memories whose history is broad (see HUB_...)
+        self._kernel: Kernel | None = None
+        self._kernel_theta: float | None = None
+        self._added = 0  # rewards added since the kernel was fitted
+        self._fitted_on = 0
+        self._stack: _Stack | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -170,6 +190,8 @@ class ContextIndex:
             self._hubs.discard(memory_id)
         self._items[memory_id] = item
         self._items.move_to_end(memory_id)
+        self._added += 1
+        self._stack = None
         while len(self._items) > self.max_memories:
             self._items.popitem(last=False)
 
@@ -177,15 +199,70 @@ class ContextIndex:
         for memory_id, query, reward in rows:
             self.add(memory_id, query, reward)
 
+    def kernel(self, theta: float) -> Kernel:
+        """The transfer kernel calibrated on these histories (``packs/recall/kernel.py``),
+        refitted once they grew by RECALIBRATE_GROWTH."""
+        stale = self._added > RECALIBRATE_GROWTH * max(self._fitted_on, 50)
+        if self._kernel is None or stale or theta != self._kernel_theta:
+            self._kernel = calibrate(
+                ((item.queries, item.rewards) for item in self._items.values()), theta
+            )
+            self._kernel_theta, self._fitted_on = theta, self._fitted_on + self._added
+            self._added = 0
+        return self._kernel
+
+    def linked(
+        self, query: NDArray[np.floating], theta: float, kappa: float, limit: int
+    ) -> list[str]:
+        """Associative links: up to ``limit`` memories whose rewards for past queries like
+        this one (weighed by the calibrated kernel) give a utility above
+        LINK_MIN_UTILITY, best first. Phase A adds them to the candidate pool."""
+        if limit <= 0 or not self._items:
+            return []
+        queries, owners, rewards, own_weights, names = self._stacked()
+        cosines = queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
+        weights = self.kernel(theta).weights(cosines, rewards) * own_weights
+        near = weights > 0
+        if not near.any():
+            return []
+        total = np.bincount(owners[near], weights[near], minlength=len(names))
+        score = np.bincount(owners[near], (weights * rewards)[near], minlength=len(names))
+        utility = score / (total + kappa / (1.0 - theta))
+        best = np.argsort(-utility)[:limit]
+        return [names[i] for i in best if utility[i] > LINK_MIN_UTILITY]
+
+    def _stacked(self) -> _Stack:
+        """Every history entry in one matrix (rebuilt after a change): one product per
+        recall finds the past queries near this one."""
+        if self._stack is None:
+            names = list(self._items)
+            items = list(self._items.values())
+            self._stack = (
+                np.vstack([item.queries for item in items]),
+                np.repeat(np.arange(len(items)), [len(item.rewards) for item in items]),
+                np.concatenate([item.rewards for item in items]),
+                np.concatenate([item.weights for item in items]),
+                names,
+            )
+        return self._stack
+
     def utility(
         self, memory_id: str, query: NDArray[np.floating], global_q: float, theta: float,
-        kappa: float, prior_mode: str = "never-helped",
+        kappa: float, prior_mode: str = "never-helped", kernel: str = "hinge",
     ) -> float:  # fmt: skip
         item = self._items.get(memory_id)
         broad = item.broad if item is not None else memory_id in self._hubs
         prior = context_prior(global_q, memory_id in self._helped, prior_mode, broad)
         if item is None:
             return prior
+        if kernel == "calibrated":
+            cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
+            weights = self.kernel(theta).weights(cosines, item.rewards) * item.weights
+            # The calibrated kernel is 1 at cos 1 where the hinge is 1 - theta: kappa is
+            # rescaled so that without evidence both rank alike.
+            scaled = kappa / (1.0 - theta)
+            total = float(weights.sum())
+            return (float(weights @ item.rewards) + scaled * prior) / (total + scaled)
         return contextual_utility(
             query, item.queries, item.rewards, prior, theta, kappa, item.weights
         )

@@ -8,7 +8,7 @@ from reading pending learned state through the ``learned`` callback.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +75,7 @@ def phase_a(
     clause: str | None,
     delta: float,
     cache: VectorCache | None = None,
+    linked: Sequence[str] = (),
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``.
 
@@ -86,8 +87,17 @@ def phase_a(
         mask = cache.allowed(store, name, clause) if clause else None
         hits = cache.top_k(vector, k1, mask)
         similarity = similarity_from_distance(hits.distance)
-        keep = similarity >= delta
-        return Candidates(cache.columns(hits.positions[keep]), similarity[keep])
+        positions = hits.positions[similarity >= delta]
+        similarity = similarity[similarity >= delta]
+        if linked:
+            # Associative links: memories rewarded for queries like this one join the
+            # pool even when this wording's similarity left them out (no floor: the
+            # link is the evidence); the filter's mask still applies.
+            known = set(cache.ids(positions))
+            extra = cache.lookup(vector, [m for m in linked if m not in known], mask)
+            positions = np.concatenate([positions, extra.positions])
+            similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
+        return Candidates(cache.columns(positions), similarity)
     found = store.search(name, vector, CANDIDATE_COLUMNS, clause, limit=k1)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)

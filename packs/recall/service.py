@@ -81,8 +81,10 @@ class RecallService:
         clause = visible if clause is None else f"{visible} AND ({clause})"
         vector = self._embedder.embed_query(text)
         with self._lock:
-            candidates = phase_a(self._store, vector, k1, clause, s.delta, self.vectors)
-            ranked = phase_b(candidates, self._learned.effective, s, k2, self._contextual(vector))
+            context = self._contextual(vector)
+            linked = self._linked(vector) if context is not None else []
+            candidates = phase_a(self._store, vector, k1, clause, s.delta, self.vectors, linked)
+            ranked = phase_b(candidates, self._learned.effective, s, k2, context)
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
@@ -109,5 +111,11 @@ class RecallService:
         self.load_context()
         index = self.context
         return lambda memory_id, q: index.utility(
-            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior
+            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior,
+            s.context_kernel,
         )
+
+    def _linked(self, vector: np.ndarray) -> list[str]:
+        """Memories linked to this query by past rewards (``context_links`` at most)."""
+        s = self._settings.value
+        return self.context.linked(vector, s.context_theta, s.context_kappa, s.context_links)

@@ -71,6 +71,7 @@ def test_on_s3_rows_written_by_another_handle_are_found_at_once(s3):
 def pack(tmp_root):
     with open_pack(tmp_root) as handle:
         handle.add_knowledge(chunks(600, "a.md") + chunks(600, "b.md"))
+        handle._recall.vectors.defer = 0  # the cache from the first search (deferral has its test)
         yield handle
 
 
@@ -86,6 +87,7 @@ def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str],
     """The cache's own top-k1 (no LanceDB fallback can hide a stale entry)."""
     vector = SeededEmbedder().embed([text])[0]
     cache, store = pack._recall.vectors, pack.store
+    cache.defer = 0
     assert cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS)
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
     hits = cache.top_k(vector, pack.settings.k1, mask)
@@ -244,6 +246,15 @@ def test_unchanged_local_table_skips_lancedb_until_a_commit(pack, tmp_root, monk
     assert len(checks) == before + 1
 
 
+def test_a_new_handle_leaves_its_first_search_to_lancedb(pack, tmp_root):
+    """A one-shot handle (a CLI call) should not pay the full load for one search."""
+    with open_pack(tmp_root) as fresh:
+        first = [item.id for item in fresh.search("chunk 6 of a.md", k=10).items]
+        assert fresh._recall.vectors.rows == 0
+        assert [item.id for item in fresh.search("chunk 6 of a.md", k=10).items] == first
+        assert fresh._recall.vectors.rows == 1200
+
+
 def test_cache_stands_aside_above_max_rows(pack):
     pack._recall.vectors.max_rows = 100
     assert top_ids(pack, "chunk 4 of a.md")[:1] == exact(pack, "chunk 4 of a.md")[0][:1]
@@ -255,8 +266,8 @@ def test_repeated_query_is_embedded_once(tmp_root):
     with Pack.open("q", tmp_root, embedder=embedder, settings=OPEN_ALL) as pack:
         pack.add_knowledge(chunks(20))
         calls = embedder.calls
-        first = pack.search("the same question").items
-        assert pack.search("the same question").items == first
+        first = [item.id for item in pack.search("the same question").items]
+        assert [item.id for item in pack.search("the same question").items] == first
         assert embedder.calls == calls + 1
 
 

@@ -1,0 +1,117 @@
+"""The transfer kernel calibrated on a Pack's own rewards (packs/recall/kernel.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from packs.recall.context import ContextIndex
+from packs.recall.kernel import BINS, calibrate, hinge, prior_kernel
+
+DIM = 8
+
+
+def pair(cos: float) -> np.ndarray:
+    """Two unit vectors at cosine ``cos``."""
+    a = np.zeros(DIM, dtype=np.float32)
+    a[0] = 1.0
+    b = np.zeros(DIM, dtype=np.float32)
+    b[0], b[1] = cos, np.sqrt(1.0 - cos**2)
+    return np.stack([a, b])
+
+
+def test_without_evidence_the_kernel_is_the_hinge():
+    kernel = calibrate([], theta=0.8)
+    assert kernel.pairs == 0
+    np.testing.assert_allclose(kernel.positive, prior_kernel(0.8).positive)
+    assert kernel.weights(np.array([1.0, 0.9, 0.5]), np.array([1.0, 1.0, -1.0])) == pytest.approx(
+        [1.0, hinge(np.array([0.925]), 0.8)[0], 0.0]
+    )
+
+
+def test_rewards_that_agree_at_a_cosine_transfer_there_and_disagreeing_ones_do_not():
+    agree = [(pair(0.7), np.array([1.0, 1.0])) for _ in range(200)]
+    base = [(pair(0.2), np.array([-1.0, -1.0])) for _ in range(200)]  # failures are common
+    kernel = calibrate(agree + base, theta=0.8)
+    assert kernel.weights(np.array([0.7]), np.array([1.0]))[0] > 0.5  # hinge gave 0
+    disagree = [(pair(0.7), np.array([1.0, -1.0])) for _ in range(200)]
+    kernel = calibrate(disagree + base, theta=0.8)
+    assert kernel.weights(np.array([0.7]), np.array([1.0]))[0] == pytest.approx(0.0)
+
+
+def test_thin_evidence_stays_near_the_prior():
+    kernel = calibrate([(pair(0.7), np.array([1.0, 1.0]))], theta=0.8)
+    assert kernel.weights(np.array([0.7]), np.array([1.0]))[0] < 0.1
+
+
+@given(st.lists(st.tuples(st.floats(-1, 1), st.sampled_from([-1.0, 1.0]),
+                          st.sampled_from([-1.0, 1.0])), min_size=1, max_size=60))  # fmt: skip
+def test_the_kernel_is_monotone_and_bounded(rows):
+    kernel = calibrate([(pair(c), np.array([a, b])) for c, a, b in rows], theta=0.8)
+    for side in (kernel.positive, kernel.negative):
+        assert side.shape == (BINS,)
+        assert np.all(np.diff(side) >= -1e-12)
+        assert np.all((side >= 0) & (side <= 1))
+
+
+def test_calibrated_mode_without_evidence_ranks_as_the_hinge():
+    """kappa is rescaled by 1 - theta, so a Pack with no transfer evidence ranks as before."""
+    index = ContextIndex(DIM, history=16)
+    query = pair(1.0)[0]
+    index.add("m", query, 1.0)
+    hinge_u = index.utility("m", query, 0.0, 0.8, 0.2)
+    calibrated_u = index.utility("m", query, 0.0, 0.8, 0.2, kernel="calibrated")
+    assert calibrated_u == pytest.approx(hinge_u)
+
+
+def test_links_name_memories_rewarded_for_queries_like_this_one():
+    index = ContextIndex(DIM, history=16)
+    near, far = pair(0.5)
+    index.add("helped", near, 1.0)
+    index.add("helped", near, 1.0)
+    index.add("misled", near, -1.0)
+    assert index.linked(near, 0.8, 0.2, limit=3) == ["helped"]  # u = 2 / (2 + 1) > 0.3
+    assert index.linked(far, 0.8, 0.2, limit=3) == []  # cos 0.5: no evidence transfers
+    assert index.linked(near, 0.8, 0.2, limit=0) == []
+
+
+def test_a_linked_memory_joins_the_pool_that_similarity_left_it_out_of(tmp_root):
+    """Re-ranking can't fix what Phase A never returned: with k1=1 only the nearest chunk
+    is a candidate, and a link brings in the one that was rewarded for this question."""
+    from packs import KnowledgeChunk, Pack
+
+    query = "how do I restart the worker process"
+    with Pack.open("links", str(tmp_root)) as pack:
+        pack.add_knowledge([
+            KnowledgeChunk("Restarting the worker process: systemctl restart worker.", "a", 0),
+            KnowledgeChunk("Worker processes pick flow runs from the queue.", "b", 0),
+        ])  # fmt: skip
+        pack.configure(k1=2, k2=2, context_links=0)
+        found = pack.recall(query)
+        nearest, other = found.ids
+        for _ in range(3):
+            episode = pack.recall(query).episode_id
+            pack.apply_reward(episode, 1.0, source="explicit", signal="rating", memory_ids=[other])
+            pack.apply_reward(episode, -1.0, source="explicit", signal="rating",
+                              memory_ids=[nearest])  # fmt: skip
+        pack.configure(k1=1, k2=1)
+        alone = pack.search(query)
+        assert (alone.ids, alone.candidate_count) == ([nearest], 1)  # Phase A alone
+        pack.configure(context_links=3)
+        linked = pack.search(query)
+        assert linked.candidate_count == 2  # the link brought the rewarded chunk in
+        assert pack.search(query, where={"source": "a"}).candidate_count == 1  # filters hold
+
+
+def test_kernel_and_link_settings_are_validated(tmp_root):
+    from packs import Pack
+    from packs.errors import InvalidSettings
+
+    with Pack.open("settings", str(tmp_root)) as pack:
+        with pytest.raises(InvalidSettings, match="context_kernel"):
+            pack.configure(context_kernel="gaussian")
+        with pytest.raises(InvalidSettings, match="context_links"):
+            pack.configure(context_links=-1)
+        assert pack.configure(context_kernel="calibrated", context_links=3).context_links == 3
