@@ -78,7 +78,7 @@ def pin(pack: Pack, version: int | None = None) -> int:
             f"Pack {pack.name!r} has no memories version {chosen}; it has versions "
             f"{min(versions)}..{max(versions)}. Pass one of those, or none for the latest."
         )
-    table.checkout(chosen)
+    pack.store.pin(schemas.MEMORIES, int(chosen))
     return int(chosen)
 
 

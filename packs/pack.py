@@ -514,9 +514,9 @@ class Pack(LearningMixin):
             table = self._store.table(schemas.MEMORIES)
             context = self._context(vector)
             linked = self._linked(vector) if context is not None else []
-            candidates = phase_a(
-                table, vector, k1, clause, self._settings.delta, self._vectors, linked
-            )
+            # a table pinned to a past version (an eval) is searched as checked out
+            cache = None if self._store.pinned(schemas.MEMORIES) else self._vectors
+            candidates = phase_a(table, vector, k1, clause, self._settings.delta, cache, linked)
             ranked = phase_b(candidates, self._journal.effective, self._settings, k2, context)
             episode_id = None
             if log_episode:

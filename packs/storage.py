@@ -265,6 +265,7 @@ class PackStore:
         self.read_only = read_only
         self._conn: Any = None
         self._tables: dict[str, Any] = {}
+        self._pinned: dict[str, int] = {}  # tables checked out at a past version
 
     @property
     def _db(self) -> Any:
@@ -345,6 +346,17 @@ class PackStore:
                     f"Table {name!r} of Pack {self.location.name!r} has no version {version}."
                 ) from exc
         return table
+
+    def pin(self, name: str, version: int) -> None:
+        """Check ``name`` out at ``version`` for every later read through this handle
+        (a reproducible eval); in-process caches stand aside while it is pinned."""
+        table = self.table(name)
+        with storage_step(self.location, f"check {name!r} out at version {version}"):
+            table.checkout(version)
+        self._pinned[name] = version
+
+    def pinned(self, name: str) -> bool:
+        return name in self._pinned
 
     def has_table(self, name: str) -> bool:
         return name in self._tables or name in self.table_names()
