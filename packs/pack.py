@@ -294,7 +294,7 @@ class Pack(LearningMixin):
         """Memories linked to this query by past rewards (``context_links`` at most)."""
         s = self._settings
         return self._journal.context.linked(
-            vector, s.context_theta, s.context_kappa, s.context_links
+            vector, s.context_theta, s.context_kappa, s.context_links, s.context_kernel
         )
 
     # --- embedding -----------------------------------------------------------------------
