@@ -116,13 +116,14 @@ def plot(result: BenchResult, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, axes = plt.subplots(figsize=(7, 4.2))
     for name in result.methods:
         curves = [run.train_by_epoch for run in result.runs if run.method == name]
         mean = [statistics.fmean(epoch) for epoch in zip(*curves, strict=True)]
         axes.plot(range(1, len(mean) + 1), mean, marker="o", label=name)
-    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("epoch")
     axes.set_ylabel("training success (relevant item in top-k2)")
     axes.set_ylim(0, 1)

@@ -70,7 +70,15 @@ def check_embedding(pack: Pack, queries_by: EmbeddingInfo | None = None) -> None
 def pin(pack: Pack, version: int | None = None) -> int:
     """Check the ``memories`` table out at ``version`` (default: the latest) and return
     it. Every later read through this handle sees that version."""
-    return pack.store.checkout(schemas.MEMORIES, version)
+    versions = [v["version"] for v in pack.store.versions(schemas.MEMORIES)]
+    chosen = max(versions) if version is None else version
+    if chosen not in versions:
+        raise InvalidInput(
+            f"Pack {pack.name!r} has no memories version {chosen}; it has versions "
+            f"{min(versions)}..{max(versions)}. Pass one of those, or none for the latest."
+        )
+    pack.store.pin(schemas.MEMORIES, int(chosen))
+    return int(chosen)
 
 
 def evaluate_pack(

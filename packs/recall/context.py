@@ -33,7 +33,9 @@ from numpy.typing import NDArray
 from packs.recall.kernel import Kernel, calibrate
 
 PRIORS = ("never-helped", "negative", "global")
-KERNELS = ("hinge", "calibrated")
+# "calibrated-successes": only successes transfer by the measured kernel, failures by the
+# hinge (packs/recall/kernel.py).
+KERNELS = ("hinge", "calibrated", "calibrated-successes")
 # A linked memory joins the pool only with a contextual utility above this from its
 # links alone (hand-set, to tune on the validation split): strong evidence, not a hint.
 LINK_MIN_UTILITY = 0.3
@@ -151,7 +153,7 @@ class ContextIndex:
         self._helped: set[str] = set()  # memories with at least one positive reward
         self._hubs: set[str] = set()  # memories whose history is broad (see HUB_...)
         self._kernel: Kernel | None = None
-        self._kernel_theta: float | None = None
+        self._kernel_theta: tuple[float, bool] | None = None
         self._added = 0  # rewards added since the kernel was fitted
         self._fitted_on = 0
         self._stack: _Stack | None = None
@@ -199,21 +201,23 @@ class ContextIndex:
         for memory_id, query, reward in rows:
             self.add(memory_id, query, reward)
 
-    def kernel(self, theta: float) -> Kernel:
+    def kernel(self, theta: float, failures: bool = True) -> Kernel:
         """The transfer kernel calibrated on these histories (``packs/recall/kernel.py``),
         refitted once they grew by RECALIBRATE_GROWTH."""
         stale = self._added > RECALIBRATE_GROWTH * max(self._fitted_on, 50)
-        if self._kernel is None or stale or theta != self._kernel_theta:
+        if self._kernel is None or stale or (theta, failures) != self._kernel_theta:
             self._kernel = calibrate(
-                ((item.queries, item.rewards) for item in self._items.values()), theta
-            )
-            self._kernel_theta, self._fitted_on = theta, self._fitted_on + self._added
+                ((item.queries, item.rewards) for item in self._items.values()), theta,
+                failures=failures,
+            )  # fmt: skip
+            self._kernel_theta, self._fitted_on = (theta, failures), self._fitted_on + self._added
             self._added = 0
         return self._kernel
 
     def linked(
-        self, query: NDArray[np.floating], theta: float, kappa: float, limit: int
-    ) -> list[str]:
+        self, query: NDArray[np.floating], theta: float, kappa: float, limit: int,
+        kernel: str = "calibrated",
+    ) -> list[str]:  # fmt: skip
         """Associative links: up to ``limit`` memories whose rewards for past queries like
         this one (weighed by the calibrated kernel) give a utility above
         LINK_MIN_UTILITY, best first. Phase A adds them to the candidate pool."""
@@ -221,7 +225,8 @@ class ContextIndex:
             return []
         queries, owners, rewards, own_weights, names = self._stacked()
         cosines = queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
-        weights = self.kernel(theta).weights(cosines, rewards) * own_weights
+        fitted = self.kernel(theta, failures=kernel != "calibrated-successes")
+        weights = fitted.weights(cosines, rewards) * own_weights
         near = weights > 0
         if not near.any():
             return []
@@ -255,9 +260,10 @@ class ContextIndex:
         prior = context_prior(global_q, memory_id in self._helped, prior_mode, broad)
         if item is None:
             return prior
-        if kernel == "calibrated":
+        if kernel != "hinge":
             cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
-            weights = self.kernel(theta).weights(cosines, item.rewards) * item.weights
+            fitted = self.kernel(theta, failures=kernel == "calibrated")
+            weights = fitted.weights(cosines, item.rewards) * item.weights
             # The calibrated kernel is 1 at cos 1 where the hinge is 1 - theta: kappa is
             # rescaled so that without evidence both rank alike.
             scaled = kappa / (1.0 - theta)

@@ -88,8 +88,15 @@ def calibrate(
     histories: Iterable[tuple[NDArray[np.floating], NDArray[np.floating]]],
     theta: float,
     prior_pairs: float = PRIOR_PAIRS,
+    *,
+    failures: bool = True,
 ) -> Kernel:
-    """Measure the kernel on reward histories: (query vectors, rewards) per memory."""
+    """Measure the kernel on reward histories: (query vectors, rewards) per memory.
+
+    ``failures=False`` measures only how successes transfer and keeps the hinge for
+    failures, so a memory that failed elsewhere is not pushed down for new questions
+    beyond what the hinge (and the hub prior) already do.
+    """
     hits = np.zeros((2, BINS))  # [positive, negative] follow-ups that agreed
     counts = np.zeros((2, BINS))
     signs: list[NDArray[np.bool_]] = []
@@ -119,4 +126,4 @@ def calibrate(
         lift = np.clip((rate - base[side]) / max(1e-9, 1.0 - base[side]), 0.0, 1.0)
         shrunk = (counts[side] * lift + prior_pairs * prior) / (counts[side] + prior_pairs)
         out.append(_monotone(shrunk, counts[side] + prior_pairs))
-    return Kernel(out[0], out[1], pairs)
+    return Kernel(out[0], out[1] if failures else prior.copy(), pairs)

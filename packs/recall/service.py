@@ -83,7 +83,9 @@ class RecallService:
         with self._lock:
             context = self._contextual(vector)
             linked = self._linked(vector) if context is not None else []
-            candidates = phase_a(self._store, vector, k1, clause, s.delta, self.vectors, linked)
+            # a table pinned to a past version (an eval) is searched as checked out
+            cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
+            candidates = phase_a(self._store, vector, k1, clause, s.delta, cache, linked)
             ranked = phase_b(candidates, self._learned.effective, s, k2, context)
             episode_id = None
             if log_episode:
@@ -118,4 +120,6 @@ class RecallService:
     def _linked(self, vector: np.ndarray) -> list[str]:
         """Memories linked to this query by past rewards (``context_links`` at most)."""
         s = self._settings.value
-        return self.context.linked(vector, s.context_theta, s.context_kappa, s.context_links)
+        return self.context.linked(
+            vector, s.context_theta, s.context_kappa, s.context_links, s.context_kernel
+        )

@@ -152,8 +152,9 @@ class VectorCache:
         self._append(_read(table, [VECTOR_COLUMN, *self._wanted], None))
 
     def _catch_up(self, table: _Table, live: int) -> None:
-        top = int(self._rowids[self._n - 1]) if self._n else -1
-        new = _read(table, [VECTOR_COLUMN, *self._wanted], f"_rowid > {top}")
+        # An empty cache reads every row: Lance's row ids are unsigned, so "> -1" is refused.
+        where = f"_rowid > {int(self._rowids[self._n - 1])}" if self._n else None
+        new = _read(table, [VECTOR_COLUMN, *self._wanted], where)
         if new.num_rows >= live:  # compaction renumbered every row: start afresh
             self._clear()
             self.reloads += 1

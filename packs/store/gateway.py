@@ -47,6 +47,7 @@ class PackStore:
         self.read_only = read_only
         self._conn: Any = None
         self._tables: dict[str, Any] = {}
+        self._pinned: dict[str, int] = {}  # tables checked out at a past version
 
     @property
     def _db(self) -> Any:
@@ -350,21 +351,16 @@ class PackStore:
         path = Path(uri.removeprefix("file://")) / "_versions"
         return str(path) if path.is_dir() else None
 
-    def checkout(self, name: str, version: int | None = None) -> int:
-        """Pin this handle's ``name`` at ``version`` (default: the latest) and return it;
-        every later read of ``name`` through this handle sees that version."""
+    def pin(self, name: str, version: int) -> None:
+        """Check ``name`` out at ``version`` for every later read through this handle
+        (a reproducible eval); in-process caches stand aside while it is pinned."""
         table = self._table(name)
-        with storage_step(self.location, f"list versions of {name!r}"):
-            known = [v["version"] for v in table.list_versions()]
-        chosen = max(known) if version is None else version
-        if chosen not in known:
-            raise InvalidInput(
-                f"Pack {self.location.name!r} has no {name} version {chosen}; it has versions "
-                f"{min(known)}..{max(known)}. Pass one of those, or none for the latest."
-            )
-        with storage_step(self.location, f"check out {name!r} at {chosen}"):
-            table.checkout(chosen)
-        return int(chosen)
+        with storage_step(self.location, f"check {name!r} out at version {version}"):
+            table.checkout(version)
+        self._pinned[name] = version
+
+    def pinned(self, name: str) -> bool:
+        return name in self._pinned
 
     def fragment_count(self, name: str) -> int:
         with storage_step(self.location, f"stats of {name!r}"):

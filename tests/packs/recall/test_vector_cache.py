@@ -283,3 +283,16 @@ def test_query_cache_is_bounded_lru():
     cache.embed("b", model)
     assert cache.misses == 4
     assert not a.flags.writeable
+
+
+def test_a_cache_loaded_on_an_empty_pack_catches_up(tmp_path):
+    """Bug: a cache loaded while the Pack had no rows caught up with ``_rowid > -1``,
+    which Lance refuses (row ids are unsigned): every later recall failed."""
+    from packs import KnowledgeChunk, Pack
+
+    with Pack.open("empty", str(tmp_path)) as pack:
+        for _ in range(3):  # the first search goes to LanceDB, the next ones load the cache
+            assert pack.search("anything at all").items == ()
+        with Pack.open("empty", str(tmp_path)) as other:
+            other.add_knowledge([KnowledgeChunk("The pager rotates every Monday.", "oncall", 0)])
+        assert "Monday" in pack.search("when does the pager rotate").items[0].text
