@@ -40,7 +40,9 @@ def test_demo_learning_replaces_a_misleading_top_item_with_a_helpful_one(tmp_pat
     """Bug: `wolfie demo` showed the same top 3 before and after learning and 88% success
     in every epoch: the showcase question was answered by similarity alone, and episode
     credit rewarded the misleading items that rode along with a helpful one."""
-    result = demo_flow(pack="demo", root=str(tmp_path), epochs=2, media=None)
+    # `wolfie demo`'s default of 3 epochs: since implicit signals count at their weight
+    # (0.5) in the contextual utility, the second helpful item arrives in epoch 3.
+    result = demo_flow(pack="demo", root=str(tmp_path), epochs=3, media=None)
     helpful = set(result.helpful)
     before, after = result.before.items, result.after.items
     assert before[0].id not in helpful  # similarity alone puts a misleading item on top
