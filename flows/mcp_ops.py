@@ -20,6 +20,7 @@ from typing import Any
 from flows.agent_tools import Recalled, Remembered, Rewarded, recalled_view
 from flows.agent_tools import remember as remember_memory
 from packs.errors import InvalidInput
+from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.recall.scopes import SCOPE_KEY
 from packs.rewards.sources import from_outcome
@@ -37,23 +38,6 @@ class Resolved:
     intrinsic_reward: float | None
     successes_compared: int
     applied: int
-
-
-@dataclass(frozen=True)
-class MaturityView:
-    """The five maturity signals (MISSION.md) and the stage they put the Pack in."""
-
-    stage: str
-    episode_count: int
-    memory_count: int
-    knowledge_count: int
-    reward_count: int
-    q_variance: float | None
-    q_noise_floor: float | None
-    q_variance_ratio: float | None
-    hit_rate: float | None
-    coverage: float | None
-    feedback_density: float | None
 
 
 @dataclass(frozen=True)
@@ -132,13 +116,9 @@ def resolve(
     return Resolved(episode_id, result.intrinsic, result.neighbours, applied)
 
 
-def maturity(pack: Pack) -> MaturityView:
-    m = pack.maturity()
-    return MaturityView(
-        m.stage, m.episode_count, m.memory_count, m.knowledge_count, m.reward_count,
-        m.q_variance, m.q_noise_floor, m.q_variance_ratio, m.hit_rate, m.coverage,
-        m.feedback_density,
-    )  # fmt: skip
+def maturity(pack: Pack) -> Maturity:
+    """The five maturity signals (MISSION.md) and the stage they put the Pack in."""
+    return pack.maturity()
 
 
 def start_ingest(pack: str, root: str | None, sources: Sequence[str]) -> IngestStarted:

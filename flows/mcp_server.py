@@ -29,8 +29,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from flows import agent_tools, mcp_ops
 from flows.agent_tools import Recalled, Remembered, Rewarded
-from flows.mcp_ops import IngestStarted, MaturityView, Resolved
+from flows.mcp_ops import IngestStarted, Resolved
 from packs.errors import InvalidInput, WolfieError
+from packs.maturity import Maturity
 from packs.pack import Pack
 
 INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
@@ -103,7 +104,7 @@ def build_server(
     ) -> Recalled:  # fmt: skip
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=False)
 
-    def maturity() -> MaturityView:
+    def maturity() -> Maturity:
         return mcp_ops.maturity(pack)
 
     add(search, "Rank the Pack's memories and knowledge for `query` without logging an "

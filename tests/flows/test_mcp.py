@@ -202,6 +202,8 @@ def test_read_only_server_has_only_the_read_tools(tmp_root: Path):
             assert tools == READ_TOOLS
             found = await call(session, "search", query="when do backups run")
             assert found["episode_id"] is None and found["items"]
+            mature = await call(session, "maturity")
+            assert mature["stage"] == "cold" and mature["memory_count"] == 1
             refused = await error_of(session, "remember", intent="x", response="y")
             assert "unknown tool" in refused.lower()
 
