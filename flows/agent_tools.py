@@ -111,8 +111,10 @@ def remember(
     polarity: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     source: str = "agent",
+    scope: str | None = None,
 ) -> Remembered:
-    """Store what was asked and what was done; a near-duplicate intent is merged."""
+    """Store what was asked and what was done; a near-duplicate intent (in the same
+    ``scope``) is merged."""
     if polarity is not None and polarity not in POLARITIES:
         raise InvalidInput(
             f"polarity must be 'success' or 'failure' (or left out), not {polarity!r}."
@@ -121,7 +123,9 @@ def remember(
         raise InvalidInput(
             f"metadata must be an object of key: value, got {type(metadata).__name__}."
         )
-    result = pack.remember(intent, response, outcome, metadata, polarity=polarity, source=source)
+    result = pack.remember(
+        intent, response, outcome, metadata, polarity=polarity, source=source, scope=scope
+    )
     return Remembered(pack.name, result.id, result.status, result.similarity)
 
 
@@ -160,17 +164,16 @@ def signal(
 
 def recall(
     pack: Pack, query: str, k: int | None = None, *, log: bool = True,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None, where: Mapping[str, Any] | None = None,
+    scope: str | None = None,
 ) -> Recalled:  # fmt: skip
-    """Rank the Pack's items for ``query``. ``log=True`` records an episode to reward
-    later (needs a writable Pack); ``log=False`` is a read-only search."""
+    """Rank the Pack's items for ``query`` (in ``scope``, filtered by ``where`` columns
+    and ``metadata``). ``log=True`` records an episode to reward later (needs a writable
+    Pack); ``log=False`` is a read-only search."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100):
         raise InvalidInput(f"k must be an integer from 1 to 100, got {k!r}.")
-    found = (
-        pack.recall(query, k, metadata=metadata)
-        if log
-        else pack.search(query, k, metadata=metadata)
-    )
+    rank = pack.recall if log else pack.search
+    found = rank(query, k, where=where, metadata=metadata, scope=scope)
     return recalled_view(pack.name, found)
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows.agent_tools import Recalled, Remembered, Rewarded, recalled_view
-from flows.agent_tools import remember as remember_memory
+from flows import agent_tools
+from flows.agent_tools import Recalled, Rewarded
 from packs.errors import InvalidInput
 from packs.maturity import Maturity
 from packs.pack import Pack
@@ -27,7 +27,6 @@ from packs.rewards.sources import from_outcome
 from packs.store.filters import MEMORY_FILTER_COLUMNS
 
 MAX_SOURCES = 100
-MAX_K = 100
 
 
 @dataclass(frozen=True)
@@ -71,27 +70,11 @@ def recall(
     pack: Pack, query: str, k: int | None, filters: Mapping[str, Any] | None,
     scope: str | None, *, log: bool,
 ) -> Recalled:  # fmt: skip
-    """A scoped ranking; ``log=True`` records an episode to reward (``recall``)."""
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K):
-        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}.")
+    """A scoped ranking with one flat ``filters`` object; ``log=True`` records an
+    episode to reward (``recall``)."""
     where, metadata = split_filters(filters)
-    rank = pack.recall if log else pack.search
-    found = rank(query, k, where=where, metadata=metadata, scope=scope)
-    return recalled_view(pack.name, found)
-
-
-def remember(
-    pack: Pack, intent: str, response: str, *, outcome: str | None, polarity: str | None,
-    metadata: Mapping[str, Any] | None, scope: str | None,
-) -> Remembered:  # fmt: skip
-    """:func:`flows.agent_tools.remember` with the scope stored in the metadata."""
-    meta = dict(metadata or {})
-    if scope is not None:
-        if meta.get(SCOPE_KEY, scope) != scope:
-            raise InvalidInput("metadata names another scope than the call; pass it once.")
-        meta[SCOPE_KEY] = scope
-    return remember_memory(
-        pack, intent, response, outcome=outcome, polarity=polarity, metadata=meta or None
+    return agent_tools.recall(
+        pack, query, k, log=log, metadata=metadata, where=where, scope=scope
     )
 
 

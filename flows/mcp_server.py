@@ -128,7 +128,7 @@ def build_server(
         polarity: Literal["success", "failure"] | None = None,
         metadata: dict[str, Json] | None = None, scope: str | None = None,
     ) -> Remembered:  # fmt: skip
-        return mcp_ops.remember(
+        return agent_tools.remember(
             pack, intent, response, outcome=outcome, polarity=polarity, metadata=metadata,
             scope=guard(scope),
         )  # fmt: skip
