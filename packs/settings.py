@@ -50,7 +50,8 @@ class PackSettings:
     context_history: int = 16
     context_prior: str = "never-helped"  # or "negative", "global" (packs/recall/context.py)
     context_kernel: str = "hinge"  # or "calibrated" (packs/recall/kernel.py)
-    context_links: int = 0  # memories linked from similar past queries added to Phase A
+    context_links: int = 3  # associative links: memories past queries like this one reach
+    link_margin: float = 0.15  # a past query's key similarity: its cosine minus this
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -86,6 +87,7 @@ class PackSettings:
                 f"context_prior must be one of {', '.join(PRIORS)}; not {self.context_prior!r}."
             )
         _check_range("context_kappa", self.context_kappa, 0.0, 1e6, low_open=True)
+        _check_range("link_margin", self.link_margin, 0.0, 2.0)
         if self.context_kernel not in KERNELS:
             raise InvalidSettings(
                 f"context_kernel must be one of {', '.join(KERNELS)}; not {self.context_kernel!r}."

@@ -31,14 +31,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from packs.recall.kernel import Kernel, calibrate
+from packs.recall.links import LinkKeys, supporting_queries
 
 PRIORS = ("never-helped", "negative", "global")
 # "calibrated-successes": only successes transfer by the measured kernel, failures by the
 # hinge (packs/recall/kernel.py).
 KERNELS = ("hinge", "calibrated", "calibrated-successes")
-# A linked memory joins the pool only with a contextual utility above this from its
-# links alone (hand-set, to tune on the validation split): strong evidence, not a hint.
-LINK_MIN_UTILITY = 0.3
 # Recalibrate the kernel once the histories grew by this share since the last fit
 # (hand-set: a fit costs a 16 x 16 Gram matrix per memory with history).
 RECALIBRATE_GROWTH = 0.1
@@ -121,12 +119,6 @@ def history_entry(
     return float(value), float(weight)
 
 
-# every history entry: query vectors, owner index, reward, weight; and the owners' ids
-_Stack = tuple[
-    NDArray[np.float16], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], list[str]
-]
-
-
 @dataclass
 class _History:
     queries: NDArray[np.float16]  # (n, dim)
@@ -156,7 +148,9 @@ class ContextIndex:
         self._kernel_theta: tuple[float, bool] | None = None
         self._added = 0  # rewards added since the kernel was fitted
         self._fitted_on = 0
-        self._stack: _Stack | None = None
+        self._links = LinkKeys(dim)  # associative links (packs/recall/links.py)
+        self._links_for: tuple[float, float] | None = None  # the (theta, kappa) they used
+        self._unlinked: set[str] = set()  # memories whose keys are not current
 
     def __len__(self) -> int:
         return len(self._items)
@@ -193,9 +187,11 @@ class ContextIndex:
         self._items[memory_id] = item
         self._items.move_to_end(memory_id)
         self._added += 1
-        self._stack = None
+        self._unlinked.add(memory_id)
         while len(self._items) > self.max_memories:
-            self._items.popitem(last=False)
+            evicted, _ = self._items.popitem(last=False)
+            self._links.drop([evicted])
+            self._unlinked.discard(evicted)
 
     def extend(self, rows: Iterable[tuple[str, NDArray[np.floating], float]]) -> None:
         for memory_id, query, reward in rows:
@@ -215,60 +211,58 @@ class ContextIndex:
         return self._kernel
 
     def linked(
-        self, query: NDArray[np.floating], theta: float, kappa: float, limit: int,
-        kernel: str = "calibrated",
-    ) -> list[str]:  # fmt: skip
-        """Associative links: up to ``limit`` memories whose rewards for past queries like
-        this one (weighed by the calibrated kernel) give a utility above
-        LINK_MIN_UTILITY, best first. Phase A adds them to the candidate pool."""
+        self, query: NDArray[np.floating], theta: float, kappa: float, margin: float,
+        limit: int,
+    ) -> dict[str, float]:  # fmt: skip
+        """Associative links (``packs/recall/links.py``): up to ``limit`` memories this
+        query reaches through past queries they helped, with their key similarity
+        ``cos(query, past query) - margin``, best first."""
         if limit <= 0 or not self._items:
-            return []
-        queries, owners, rewards, own_weights, names = self._stacked()
-        cosines = queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
-        fitted = self.kernel(theta, failures=kernel != "calibrated-successes")
-        weights = fitted.weights(cosines, rewards) * own_weights
-        near = weights > 0
-        if not near.any():
-            return []
-        total = np.bincount(owners[near], weights[near], minlength=len(names))
-        score = np.bincount(owners[near], (weights * rewards)[near], minlength=len(names))
-        utility = score / (total + kappa / (1.0 - theta))
-        best = np.argsort(-utility)[:limit]
-        return [names[i] for i in best if utility[i] > LINK_MIN_UTILITY]
-
-    def _stacked(self) -> _Stack:
-        """Every history entry in one matrix (rebuilt after a change): one product per
-        recall finds the past queries near this one."""
-        if self._stack is None:
-            names = list(self._items)
-            items = list(self._items.values())
-            self._stack = (
-                np.vstack([item.queries for item in items]),
-                np.repeat(np.arange(len(items)), [len(item.rewards) for item in items]),
-                np.concatenate([item.rewards for item in items]),
-                np.concatenate([item.weights for item in items]),
-                names,
-            )
-        return self._stack
+            return {}
+        if self._links_for != (theta, kappa):
+            self._links.clear()
+            self._links_for = (theta, kappa)
+            self._unlinked = set(self._items)
+        for memory_id in self._unlinked:
+            item = self._items[memory_id]
+            keys = supporting_queries(item.queries, item.rewards, item.weights, theta, kappa)
+            self._links.put(memory_id, *keys)
+        self._unlinked.clear()
+        return self._links.nearest(query, margin, limit)
 
     def utility(
         self, memory_id: str, query: NDArray[np.floating], global_q: float, theta: float,
         kappa: float, prior_mode: str = "never-helped", kernel: str = "hinge",
     ) -> float:  # fmt: skip
+        """``U(m | q)`` (the module docstring)."""
+        return self.assess(memory_id, query, global_q, theta, kappa, prior_mode, kernel)[0]
+
+    def assess(
+        self, memory_id: str, query: NDArray[np.floating], global_q: float, theta: float,
+        kappa: float, prior_mode: str = "never-helped", kernel: str = "hinge",
+    ) -> tuple[float, float]:  # fmt: skip
+        """``U(m | q)`` and the share of it that is evidence for queries like ``q``:
+        ``W / (W + kappa)`` with ``W`` the kernel weight of the memory's history here (0
+        when nothing it was rewarded for is near ``q``, so the rest is prior).
+
+        Phase B scales a memory's confidence by this share: a track record earned on
+        other questions neither vouches for a memory nor sinks it on this one.
+        """
         item = self._items.get(memory_id)
         broad = item.broad if item is not None else memory_id in self._hubs
         prior = context_prior(global_q, memory_id in self._helped, prior_mode, broad)
         if item is None:
-            return prior
-        if kernel != "hinge":
-            cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
+            return prior, 0.0
+        cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
+        if kernel == "hinge":
+            weights = np.maximum(0.0, cosines - theta) * item.weights
+            scaled = kappa
+        else:
             fitted = self.kernel(theta, failures=kernel == "calibrated")
             weights = fitted.weights(cosines, item.rewards) * item.weights
             # The calibrated kernel is 1 at cos 1 where the hinge is 1 - theta: kappa is
             # rescaled so that without evidence both rank alike.
             scaled = kappa / (1.0 - theta)
-            total = float(weights.sum())
-            return (float(weights @ item.rewards) + scaled * prior) / (total + scaled)
-        return contextual_utility(
-            query, item.queries, item.rewards, prior, theta, kappa, item.weights
-        )
+        total = float(weights.sum())
+        utility = (float(weights @ item.rewards) + scaled * prior) / (total + scaled)
+        return utility, total / (total + scaled)

@@ -8,7 +8,7 @@ from reading pending learned state through the ``learned`` callback.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from packs.records import RecalledItem
 from packs.rewards.ema import LearnedState
 from packs.settings import PackSettings
 from packs.store import schemas
+from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 
 CANDIDATE_COLUMNS = [
@@ -31,16 +32,28 @@ CANDIDATE_COLUMNS = [
 
 # (memory id, stored learned state) -> (effective state, pending uses)
 LearnedLookup = Callable[[str, LearnedState], tuple[LearnedState, int]]
-# (memory id, global utility) -> the utility for this query (packs/recall/context.py)
-ContextLookup = Callable[[str, float], float]
+# (memory id, global utility) -> the utility for this query and the share of it that is
+# evidence from queries like this one (packs/recall/context.py ContextIndex.assess)
+ContextLookup = Callable[[str, float], tuple[float, float]]
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """Phase A output: column lists in similarity order, and the similarities."""
+    """Phase A output: column lists in similarity order, and the similarities.
+
+    ``ranked_similarity`` is what Phase B blends: the similarity, or for a memory linked
+    to this query by past rewards the better of it and its key similarity
+    (:meth:`packs.recall.context.ContextIndex.linked`). ``similarity`` stays the
+    memory's own, for display and the log.
+    """
 
     columns: dict[str, list[Any]]
     similarity: np.ndarray
+    ranked_similarity: np.ndarray | None = None
+
+    @property
+    def ranking_similarity(self) -> np.ndarray:
+        return self.similarity if self.ranked_similarity is None else self.ranked_similarity
 
     def __len__(self) -> int:
         return len(self.similarity)
@@ -75,13 +88,19 @@ def phase_a(
     clause: str | None,
     delta: float,
     cache: VectorCache | None = None,
-    linked: Sequence[str] = (),
+    links: Mapping[str, float] | None = None,
+    k2: int | None = None,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``.
 
     With ``cache`` the search is the exact in-memory scan (packs/recall/vector_cache.py);
     LanceDB answers when there is none or it stands aside (too many rows to hold).
+    ``links`` (memory id -> key similarity, associative links) count where a key would
+    have put its memory among the ``k2`` best by similarity: the memory joins the pool
+    if it is not in it, and ranks by the better of its similarity and its key. The
+    filter still applies.
     """
+    k2 = k1 if k2 is None else k2
     name = schemas.MEMORIES
     if cache is not None and cache.sync(store, name, CANDIDATE_COLUMNS):
         mask = cache.allowed(store, name, clause) if clause else None
@@ -89,21 +108,55 @@ def phase_a(
         similarity = similarity_from_distance(hits.distance)
         positions = hits.positions[similarity >= delta]
         similarity = similarity[similarity >= delta]
-        if linked:
-            # Associative links: memories rewarded for queries like this one join the
-            # pool even when this wording's similarity left them out (no floor: the
-            # link is the evidence); the filter's mask still applies.
-            known = set(cache.ids(positions))
-            extra = cache.lookup(vector, [m for m in linked if m not in known], mask)
+        ids = cache.ids(positions)
+        links = _competing(links, similarity, delta, k2)
+        extra_ids = [m for m in links if m not in set(ids)]
+        if extra_ids:
+            extra = cache.lookup(vector, extra_ids, mask)
             positions = np.concatenate([positions, extra.positions])
             similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
-        return Candidates(cache.columns(positions), similarity)
+        columns = cache.columns(positions)
+        return Candidates(columns, similarity, _ranked(links, columns["id"], similarity))
     found = store.search(name, vector, CANDIDATE_COLUMNS, clause, limit=k1)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
     ordered = found.take(pa.array(kept, type=pa.int64()))
     columns = {column: ordered[column].to_pylist() for column in CANDIDATE_COLUMNS}
-    return Candidates(columns, similarity[kept])
+    similarity = similarity[kept]
+    links = _competing(links, similarity, delta, k2)
+    extra_ids = [m for m in links if m not in set(columns["id"])]
+    if extra_ids:
+        id_clause = f"id IN ({', '.join(sql_literal(m) for m in extra_ids)})"
+        where = id_clause if clause is None else f"({clause}) AND {id_clause}"
+        extra = store.search(name, vector, CANDIDATE_COLUMNS, where, limit=len(extra_ids))
+        for column in CANDIDATE_COLUMNS:
+            columns[column] += extra[column].to_pylist()
+        extra_similarity = similarity_from_distance(extra["_distance"].to_numpy())
+        similarity = np.concatenate([similarity, extra_similarity])
+    return Candidates(columns, similarity, _ranked(links, columns["id"], similarity))
+
+
+def _competing(
+    links: Mapping[str, float] | None, similarity: np.ndarray, delta: float, k2: int
+) -> dict[str, float]:
+    """The links whose key would have put their memory among the ``k2`` best by
+    similarity (and at least ``delta``): weaker keys change nothing, so a faint
+    resemblance to a past question never reshuffles a pool (docs/contextual.md)."""
+    if not links:
+        return {}
+    best = np.sort(similarity)[::-1]
+    bar = max(delta, float(best[k2 - 1])) if len(best) >= k2 else delta
+    return {m: key for m, key in links.items() if key >= bar}
+
+
+def _ranked(
+    links: Mapping[str, float] | None, ids: list[str], similarity: np.ndarray
+) -> np.ndarray | None:
+    """The similarity Phase B ranks by: a linked memory's key when that is better."""
+    if not links:
+        return None
+    keys = np.array([links.get(m, -np.inf) for m in ids], dtype=np.float64)
+    return np.maximum(similarity, keys) if len(ids) else similarity
 
 
 def phase_b(
@@ -115,8 +168,9 @@ def phase_b(
 ) -> Ranked:
     """Blend z-scored similarity, utility and confidence; keep the top ``k2``.
 
-    With ``contextual``, the utility blended is the query-conditioned ``U(m | q)``; the
-    global EMA utility stays the displayed track record.
+    With ``contextual``, the utility blended is the query-conditioned ``U(m | q)`` and the
+    confidence blended counts only as far as the memory's evidence is from queries like
+    this one; the global EMA utility and the confidence stay the displayed track record.
     """
     col = cand.columns
     n = len(cand)
@@ -127,14 +181,16 @@ def phase_b(
         state, pending_uses = learned(memory_id, stored)
         utility[i], confidence[i], rewards[i] = state.utility, state.confidence, state.reward_count
         uses[i] = col["usage_count"][i] + pending_uses
-    ranked_utility = utility
+    ranked_utility, ranked_confidence = utility, confidence
     if contextual is not None:
-        ranked_utility = np.array(
+        assessed = np.array(
             [contextual(m, q) for m, q in zip(col["id"], utility, strict=True)]
-        )
+        ).reshape(n, 2)
+        ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
     knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
+    unrewarded_knowledge = knowledge & (rewards == 0)
     ranking = rerank(
-        cand.similarity, ranked_utility, confidence, uses, knowledge & (rewards == 0),
+        cand.ranking_similarity, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
         rank_weights(settings), k2,
     )  # fmt: skip
     context_values = None if contextual is None else ranked_utility

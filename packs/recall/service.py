@@ -4,7 +4,7 @@ prompt block (docs/recall.md)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,7 @@ from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput
 from packs.recall.context import ContextIndex
 from packs.recall.context_feed import ContextFeed
-from packs.recall.phases import phase_a, phase_b
+from packs.recall.phases import ContextLookup, phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scopes import check_scope, visible_clause
 from packs.recall.vector_cache import VectorCache
@@ -82,10 +82,10 @@ class RecallService:
         vector = self._embedder.embed_query(text)
         with self._lock:
             context = self._contextual(vector)
-            linked = self._linked(vector) if context is not None else []
+            links = self._links(vector) if context is not None else None
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
-            candidates = phase_a(self._store, vector, k1, clause, s.delta, cache, linked)
+            candidates = phase_a(self._store, vector, k1, clause, s.delta, cache, links, k2)
             ranked = phase_b(candidates, self._learned.effective, s, k2, context)
             episode_id = None
             if log_episode:
@@ -105,21 +105,23 @@ class RecallService:
         else:
             self._feed.sync()
 
-    def _contextual(self, vector: np.ndarray) -> Callable[[str, float], float] | None:
-        """The query-conditioned utility lookup for this query, in contextual mode."""
+    def _contextual(self, vector: np.ndarray) -> ContextLookup | None:
+        """The query-conditioned utility lookup for this query, in contextual mode: the
+        utility and the share of it that is local evidence (``ContextIndex.assess``)."""
         s = self._settings.value
         if s.utility_mode != "contextual":
             return None
         self.load_context()
         index = self.context
-        return lambda memory_id, q: index.utility(
+        return lambda memory_id, q: index.assess(
             memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior,
             s.context_kernel,
         )
 
-    def _linked(self, vector: np.ndarray) -> list[str]:
-        """Memories linked to this query by past rewards (``context_links`` at most)."""
+    def _links(self, vector: np.ndarray) -> dict[str, float]:
+        """Memories linked to this query by past rewards (``context_links`` at most),
+        with their key similarity (docs/contextual.md)."""
         s = self._settings.value
         return self.context.linked(
-            vector, s.context_theta, s.context_kappa, s.context_links, s.context_kernel
+            vector, s.context_theta, s.context_kappa, s.link_margin, s.context_links
         )

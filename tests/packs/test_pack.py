@@ -135,13 +135,15 @@ def test_feedback_reaches_an_episode_from_an_earlier_session(tmp_path):
 
 def test_feedback_changes_the_ranking(trading_pack):
     query = "I missed the breakout, should I buy now?"
-    before = trading_pack.search(query, k=4).ids
+    # k=5: the whole pool above δ, so the punished item stays injected (and punishable)
+    # wherever it sinks to
+    before = trading_pack.search(query, k=5).ids
     for _ in range(4):  # the top item misleads, every time (item-level credit)
-        recall = trading_pack.recall(query, k=4)
+        recall = trading_pack.recall(query, k=5)
         trading_pack.apply_reward(
             recall.episode_id, -1.0, source="explicit", signal="rating", memory_ids=[before[0]]
         )
-    after = trading_pack.search(query, k=4).ids
+    after = trading_pack.search(query, k=5).ids
     assert after[0] != before[0] and before[0] in after[1:]
     assert trading_pack.get(before[0])["utility"] < -0.5
 

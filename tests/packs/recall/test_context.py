@@ -197,3 +197,42 @@ def test_a_settings_change_reaches_the_history_bound(tmp_path):
             pack.feedback(recall.episode_id or "", 1.0)
         kept = pack._recall.context._items[recall.ids[0]]
         assert kept.rewards.shape == (2,)
+
+
+def test_confidence_counts_only_as_far_as_the_evidence_is_near_the_query():
+    """A track record earned on other questions neither vouches for a memory nor sinks it
+    here: Phase B blends confidence times the share of U that is local evidence."""
+    from packs.recall.phases import Candidates, phase_b
+    from packs.rewards.ema import LearnedState
+    from packs.settings import PackSettings
+
+    index = ContextIndex(3, history=16)
+    asked, elsewhere = unit(1, 0, 0), unit(0, 1, 0)
+    for _ in range(4):
+        index.add("confident", asked, -1.0)
+    assert index.assess("confident", elsewhere, -0.7, 0.8, 0.2) == (0.0, 0.0)
+    utility, share = index.assess("confident", asked, -0.7, 0.8, 0.2)
+    assert share == pytest.approx(0.8 / 1.0) and utility < -0.7
+
+    names = ["fresh", "confident"]  # equal similarity: Phase A order breaks the tie
+    empty = ("intent_text", "response_summary", "experience_summary", "signal_polarity",
+             "source", "title", "start_s", "end_s")  # fmt: skip
+    columns: dict[str, list] = {c: [None, None] for c in empty}
+    columns.update(id=names, kind=["memory", "memory"], utility=[0.0, -0.7],
+                   confidence=[0.0, 0.9], usage_count=[0, 4], reward_count=[0, 4])  # fmt: skip
+    pool = Candidates(columns, np.array([0.6, 0.6]))
+
+    def learned(memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
+        return stored, 0
+
+    def lookup(query: np.ndarray):
+        s = PackSettings()
+        return lambda m, q: index.assess(m, query, q, s.context_theta, s.context_kappa)
+
+    settings = PackSettings(explore_bonus=0.0)
+    far = phase_b(pool, learned, settings, 2, lookup(elsewhere))
+    assert [i.id for i in far.items] == names and far.items[1].confidence == 0.9
+    assert [row["z_confidence"] for row in far.log_rows] == [0.0, 0.0]
+    near = phase_b(pool, learned, settings, 2, lookup(asked))
+    assert [i.id for i in near.items] == ["fresh", "confident"]  # its failures sink it here
+    assert near.log_rows[1]["z_confidence"] > 0

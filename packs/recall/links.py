@@ -1,0 +1,137 @@
+"""Associative links: past questions a memory helped with, as extra retrieval keys for it.
+
+doc2query-style expansion (Nogueira et al. 2019, arXiv:1904.08375), learned online: a
+past query that a memory helped with becomes a key for that memory, and a new query
+reaches the memory through its nearest key at ``cos(query, key) - margin`` (the *key
+similarity*). Phase A (``packs/recall/phases.py``) adds the memory to the pool and ranks
+it by its key where that would have put it among the k2 best; ``docs/contextual.md``
+has the rules and the measurements behind them.
+
+:class:`LinkKeys` holds every memory's keys in one float32 matrix with spare capacity.
+A memory whose history changed has its old rows marked dead and its new keys appended
+(the matrix is compacted once half of it is dead), so a reward costs a few rows, not a
+rebuild, and a recall one matrix-vector product over the live keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import NDArray
+
+# A reward vouches for a memory as a retrieval key only with at least this weight: an
+# explicit reward (1) or an implicit signal (0.5, docs/rewards.md); never an intrinsic
+# reward (blend weight <= 0.2, MISSION.md), which can't vouch for a memory on its own.
+LINK_MIN_WEIGHT = 0.5
+# Keys of one memory closer than this are one key (hand-set: the same wording asked
+# again embeds identically; 0.98 also merges trivial edits such as punctuation).
+KEY_DISTINCT_COS = 0.98
+
+
+def supporting_queries(
+    queries: NDArray[np.floating], rewards: NDArray[np.floating],
+    weights: NDArray[np.floating], theta: float, kappa: float,
+) -> tuple[NDArray[np.float32], NDArray[np.float64]]:  # fmt: skip
+    """A memory's keys from its reward history, and each key's support (the memory's
+    utility for that wording). Keys are the queries rewarded > 0 with weight >=
+    LINK_MIN_WEIGHT for which the memory's utility *for that wording* (its whole history
+    weighed by the hinge ``max(0, cos - theta)``, shrunk by ``kappa``) is still positive,
+    so later failures for the same wording withdraw the key (a flipped reward is
+    outvoted, not kept). Near-duplicates (KEY_DISTINCT_COS) are kept once."""
+    r, w = np.asarray(rewards, np.float64), np.asarray(weights, np.float64)
+    q = np.asarray(queries, np.float32)
+    vouch = (r > 0) & (w >= LINK_MIN_WEIGHT)
+    if not vouch.any():
+        return np.zeros((0, q.shape[1]), np.float32), np.zeros(0)
+    near = np.maximum(0.0, q[vouch] @ q.T - theta) * w
+    support = (near @ r) / (near.sum(axis=1) + kappa)
+    kept: list[int] = []
+    keys = q[vouch]
+    for i in np.flatnonzero(support > 0):
+        if all(float(keys[i] @ keys[j]) < KEY_DISTINCT_COS for j in kept):
+            kept.append(int(i))
+    return keys[kept], support[kept]
+
+
+class LinkKeys:
+    """Every memory's keys in one growable matrix (see the module docstring)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._vectors = np.zeros((64, dim), np.float32)
+        self._owner = np.zeros(64, np.int64)  # index into _names
+        self._live = np.zeros(64, bool)
+        self._support = np.zeros(64)  # the memory's utility for the key's wording
+        self._used = 0
+        self._names: list[str] = []
+        self._slot: dict[str, int] = {}  # memory id -> index into _names
+        self._rows: dict[str, NDArray[np.int64]] = {}  # memory id -> its live rows
+
+    def __len__(self) -> int:
+        return int(self._live[: self._used].sum())
+
+    def put(
+        self, memory_id: str, keys: NDArray[np.floating], support: NDArray[np.floating]
+    ) -> None:
+        """Replace ``memory_id``'s keys and their support (none: it has no key any more)."""
+        self.drop([memory_id])
+        if not len(keys):
+            return
+        slot = self._slot.setdefault(memory_id, len(self._names))
+        if slot == len(self._names):
+            self._names.append(memory_id)
+        start, count = self._used, len(keys)
+        self._reserve(start + count)
+        self._vectors[start : start + count] = keys
+        self._owner[start : start + count] = slot
+        self._support[start : start + count] = support
+        self._live[start : start + count] = True
+        self._used += count
+        self._rows[memory_id] = np.arange(start, start + count)
+
+    def drop(self, memory_ids: Iterable[str]) -> None:
+        for memory_id in memory_ids:
+            rows = self._rows.pop(memory_id, None)
+            if rows is not None:
+                self._live[rows] = False
+        if self._used > 1024 and len(self) < self._used // 2:
+            self._compact()
+
+    def clear(self) -> None:
+        self.__init__(self.dim)  # type: ignore[misc]
+
+    def nearest(self, query: NDArray[np.floating], margin: float, limit: int) -> dict[str, float]:
+        """Up to ``limit`` memories by their best key similarity, best first; among equal
+        keys (one past question vouches for every memory an episode reward credited) the
+        better supported first, so the memory that kept helping wins the tie."""
+        if limit <= 0 or not self._rows:
+            return {}
+        scores = self._vectors[: self._used] @ np.asarray(query, np.float32)
+        scores[~self._live[: self._used]] = -np.inf
+        # the best rows first; a memory with several keys counts once, by its best
+        shortlist = min(len(scores), limit * 16)
+        top = np.argpartition(-scores, shortlist - 1)[:shortlist]
+        out: dict[str, float] = {}
+        for row in top[np.lexsort((-self._support[top], -scores[top]))]:
+            if not np.isfinite(scores[row]) or len(out) == limit:
+                break
+            out.setdefault(self._names[self._owner[row]], float(scores[row]) - margin)
+        return out
+
+    def _reserve(self, rows: int) -> None:
+        if rows <= len(self._vectors):
+            return
+        size = max(rows, 2 * len(self._vectors))
+        self._vectors = np.resize(self._vectors, (size, self.dim))
+        self._owner = np.resize(self._owner, size)
+        self._support = np.resize(self._support, size)
+        live = np.zeros(size, bool)
+        live[: self._used] = self._live[: self._used]
+        self._live = live
+
+    def _compact(self) -> None:
+        rows = {m: (self._vectors[r], self._support[r]) for m, r in self._rows.items()}
+        self.clear()
+        for memory_id, (keys, support) in rows.items():
+            self.put(memory_id, keys, support)
