@@ -12,12 +12,11 @@ which the flow retries.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from lancedb.index import BTree, IvfPq
+from lancedb.index import BTree, IvfSq
 
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN, PackStore
@@ -26,6 +25,13 @@ if TYPE_CHECKING:
     from packs.pack import Pack
 
 DEFAULT_INDEX_THRESHOLD = 100_000  # FIELD_NOTES: an ANN index is rarely needed below this
+# Measured (benchmarks/recall_bench.py --sections ann, docs/recall.md): IVF partitions of
+# about 4,000 rows (250 at 1M) train in about 30 s at 1M on the shared 2-core box, and with
+# LanceDB's default 20 probes and the gateway's REFINE_FACTOR every exact top-k1 was found.
+# Given as a target size, not a count: optimize() keeps it, where a num_partitions index
+# was re-partitioned by LanceDB's own default at the next optimize() (measured: 30
+# partitions of 100 rows became 1).
+ROWS_PER_PARTITION = 4_000
 _SCALAR_KEYS = {
     schemas.MEMORIES: "id",
     schemas.EPISODES: "id",
@@ -50,18 +56,18 @@ def maintain(
     ``version_retention_hours``), and build the indexes that are due."""
     if retention is None:
         retention = timedelta(hours=pack.settings.version_retention_hours)
-    store, dim = pack.store, pack.embedding.dim
+    store = pack.store
     store.require_writable("maintain the Pack")
     pack.flush()
     names = sorted(store.table_names())
     before = {name: store.fragment_count(name) for name in names}
-    built = _build_indexes(store, dim, index_threshold)  # first: the cleanup covers them
+    built = _build_indexes(store, index_threshold)  # first: the cleanup covers them
     removed = {name: store.optimize(name, retention) for name in names}
     after = {name: store.fragment_count(name) for name in names}
     return MaintenanceReport(before, after, removed, built)
 
 
-def _build_indexes(store: PackStore, dim: int, threshold: int) -> list[str]:
+def _build_indexes(store: PackStore, threshold: int) -> list[str]:
     built = []
     for name, column in _SCALAR_KEYS.items():
         if store.count(name) < threshold or column in store.indexed_columns(name):
@@ -70,12 +76,11 @@ def _build_indexes(store: PackStore, dim: int, threshold: int) -> list[str]:
         built.append(f"{name}.{column} (btree)")
     rows = store.count(schemas.MEMORIES)
     if rows >= threshold and VECTOR_COLUMN not in store.indexed_columns(schemas.MEMORIES):
-        # LanceDB's guidance: about sqrt(rows) partitions; 384-d split into 48 sub-vectors.
-        config = IvfPq(
-            distance_type="cosine",
-            num_partitions=max(1, int(math.sqrt(rows))),
-            num_sub_vectors=dim // 8,
-        )
+        # IVF_SQ, not IVF_PQ (measured, docs/recall.md): at 100k rows IVF_PQ (48
+        # sub-vectors) took 183 s to build and found 0.91 of the exact top-10 even with
+        # refine 4, where IVF_SQ built in 2 s and found all of them. SQ keeps a byte per
+        # dimension (384 MB at 1M x 384-d), a quarter of IVF_FLAT, which did no better.
+        config = IvfSq(distance_type="cosine", target_partition_size=ROWS_PER_PARTITION)
         store.create_index(schemas.MEMORIES, VECTOR_COLUMN, config)
-        built.append("memories.intent_embedding (ivf_pq, cosine)")
+        built.append("memories.intent_embedding (ivf_sq, cosine)")
     return built

@@ -196,7 +196,7 @@ def test_maintenance_compacts_and_builds_indexes(root):
         before = pack.store.fragment_count(S.MEMORIES)
     report = maintain_pack(pack="journal", root=root, retention_days=0, index_threshold=500)
     assert report.fragments_after["memories"] < before
-    assert "memories.intent_embedding (ivf_pq, cosine)" in report.indexes_built
+    assert "memories.intent_embedding (ivf_sq, cosine)" in report.indexes_built
     with Pack.open("journal", root) as pack:
         assert pack.search("I missed the move, should I jump in?").items
         # retention 0 drops every old version; optimize's own two commits may remain
