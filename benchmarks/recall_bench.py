@@ -17,9 +17,10 @@ Sections (``--sections``; each lives in ``benchmarks/recallbench/``):
   Pack's query cache; ``add_knowledge`` throughput against the bare embedder.
 - ``latency``: recall against raw LanceDB search in both utility modes, on Packs of
   ``--sizes`` rows (perturbed copies of really embedded sentences, half memories).
-- ``ann``: ``--ann-rows`` rows (1M) with an IVF_PQ index, where the cache stands aside:
-  LanceDB's indexed search for a few ``nprobes`` and ``Pack.search``, against the exact
-  scan, with recall@k1 and RSS.
+- ``ann``: ``--ann-rows`` rows (1M) indexed by maintenance (IVF_SQ), where the cache
+  stands aside: LanceDB's indexed search for a few ``nprobes`` and refine factors,
+  ``Pack.search`` and ``Pack.recall``, against the exact scan, with recall@k1, RSS per
+  million rows, and ``--ann-tail`` rows added after the index searched with their own text.
 - ``fragments``: fragment growth under ``--fragment-recalls`` recalls with feedback,
   against a commit-per-recall baseline (``--baseline-recalls``), rows checked exactly.
 
@@ -73,6 +74,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fragment-recalls", type=int, default=10_000)
     parser.add_argument("--baseline-recalls", type=int, default=500)
     parser.add_argument("--ann-rows", type=int, default=1_000_000)
+    parser.add_argument("--ann-tail", type=int, default=200, help="rows added after the index")
     parser.add_argument("--ingest-chunks", type=int, default=256)
     parser.add_argument("--ingest-repeats", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, help="cProfile this many recalls")
@@ -117,7 +119,8 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         if "fragments" in args.sections:
             runs = fragment_runs(root, args, corpus.queries)
     if "ann" in args.sections:
-        ann = run_ann(root, args.ann_rows, held_out(args.queries, args.seed + 2), args.seed)
+        queries = held_out(args.queries, args.seed + 2)
+        ann = run_ann(root, args.ann_rows, queries, args.seed, args.ann_tail)
     return {"limits": limits, "embedding": embedding, "sizes": sizes, "runs": runs, "ann": ann}
 
 

@@ -54,17 +54,31 @@ def limit_markdown(results: list[LimitResult]) -> list[str]:
 
 
 def ann_markdown(r: AnnResult) -> list[str]:
+    aside = " (cache forced aside)" if r.cache_forced_aside else ""
     lines = [
-        f"## {r.rows:,} rows with an IVF_PQ index (the cache stands aside above 500k rows)",
+        f"## {r.rows:,} rows with maintenance's vector index, the cache standing aside{aside}",
         "",
-        f"Build {r.build_s:.0f} s, index {r.index_s:.0f} s, RSS {r.rss_mib:,.0f} MiB after "
-        "opening, loading the exact scan's matrix and searching.",
+        f"Build {r.build_s:.0f} s; maintain {r.index_s:.0f} s ({', '.join(r.indexes)}). "
+        f"RSS: {r.rss_mib:,.0f} MiB for opening the Pack and searching, "
+        f"**{r.rss_mib_per_million:,.0f} MiB per million rows** (the exact scan's matrix, "
+        f"{r.scan_mib:,.0f} MiB, loaded after); after every timed query, less that matrix: "
+        f"{r.rss_mib_after:,.0f} MiB.",
         "",
         "| path | ms p50 / p95 | recall@k1 |",
         "|---|---:|---:|",
     ]
     for name, stats in r.paths.items():
         lines.append(f"| {name} | {_ms(stats)} | {r.recall_at_k1[name]:.3f} |")
+    if r.tail_search is not None:
+        lines += [
+            "",
+            f"Rows added after the index: {r.tail_rows} chunks through `add_knowledge` "
+            f"({r.tail_add_s:.1f} s); {r.tail_unindexed} rows outside the index; each "
+            f"searched with its own text: **{r.tail_found:.3f} found at rank 1 at once** "
+            f"(search {_ms(r.tail_search)} ms p50 / p95); after another `maintain` "
+            f"{r.tail_unindexed_after_maintain} un-indexed, {r.tail_found_after_maintain:.3f} "
+            "found.",
+        ]
     return [*lines, ""]
 
 
