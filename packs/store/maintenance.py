@@ -2,9 +2,11 @@
 
 Every LanceDB commit leaves a version; ``optimize()`` merges small fragments, updates
 indexes and deletes versions older than the retention period (time travel reaches back
-that far). The vector index (IVF_PQ, cosine, matching the recall metric) is built once
+that far). The vector index (IVF_SQ, cosine, matching the recall metric) is built once
 ``memories`` has ``index_threshold`` rows: FIELD_NOTES measured that an ANN index is
-rarely worth it below about 100k rows. Scalar BTREE indexes on the id columns speed up
+rarely worth it below about 100k rows. Rows added after it are searched flat beside it
+(LanceDB's default ``fast_search=False``) until the next ``optimize()`` folds them in, so
+they are found at once (docs/recall.md). Scalar BTREE indexes on the id columns speed up
 ``merge_insert`` and lookups at the same size. A commit conflict with a live writer is a
 :class:`packs.errors.TransientStorageError` (via :func:`packs.store.faults.storage_step`),
 which the flow retries.
