@@ -307,10 +307,11 @@ class PackStore:
         where: str | None = None,
         *,
         limit: int,
+        prefilter: bool = True,
     ) -> pa.Table:
         """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
         exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
-        before the search."""
+        before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows)."""
         table = self._table(name)
         with storage_step(self.location, f"search {name!r}"):
             query = (
@@ -321,7 +322,7 @@ class PackStore:
                 .limit(limit)
             )
             if where:
-                query = query.where(where, prefilter=True)
+                query = query.where(where, prefilter=prefilter)
             return query.to_arrow()
 
     def schema(self, name: str, version: int | None = None) -> pa.Schema:
