@@ -37,6 +37,12 @@ PRIORS = ("never-helped", "negative", "global")
 # "calibrated-successes": only successes transfer by the measured kernel, failures by the
 # hinge (packs/recall/kernel.py).
 KERNELS = ("hinge", "calibrated", "calibrated-successes")
+# A key links only if it beats the keys of every other past question by this cosine
+# (hand-set, tuned on the validation fold): see LinkKeys.nearest.
+LINK_MIN_GAP = 0.01
+# Past queries within this cosine of a memory's nearest one count as its nearest evidence
+# for an associative link (hand-set: the same wording asked again, or a trivial edit).
+NEAREST_EVIDENCE_COS = 0.02
 # Recalibrate the kernel once the histories grew by this share since the last fit
 # (hand-set: a fit costs a 16 x 16 Gram matrix per memory with history).
 RECALIBRATE_GROWTH = 0.1
@@ -228,7 +234,25 @@ class ContextIndex:
             keys = supporting_queries(item.queries, item.rewards, item.weights, theta, kappa)
             self._links.put(memory_id, *keys)
         self._unlinked.clear()
-        return self._links.nearest(query, margin, limit)
+        # A link proposes; the memory's nearest evidence disposes. A memory that failed
+        # for queries like this one (cos >= theta, the kernel's own "like"), nearer than
+        # anything else it was rewarded for, is not brought in by a key it earned further
+        # away: "topic 5" where it failed, not "topic 3" where it helped.
+        links = self._links.nearest(query, margin, 2 * limit, LINK_MIN_GAP)
+        kept = [m for m in links if self._nearest_evidence(m, query, theta) > 0.0]
+        return {m: links[m] for m in kept[:limit]}
+
+    def _nearest_evidence(
+        self, memory_id: str, query: NDArray[np.floating], theta: float
+    ) -> float:
+        """The weighted reward sum of the memory's past queries nearest ``query`` (within
+        NEAREST_EVIDENCE_COS of the nearest); +inf when none is within ``theta``."""
+        item = self._items[memory_id]
+        cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
+        if float(cosines.max()) < theta:
+            return float("inf")
+        near = cosines >= float(cosines.max()) - NEAREST_EVIDENCE_COS
+        return float((item.rewards * item.weights)[near].sum())
 
     def utility(
         self, memory_id: str, query: NDArray[np.floating], global_q: float, theta: float,

@@ -101,22 +101,39 @@ class LinkKeys:
     def clear(self) -> None:
         self.__init__(self.dim)  # type: ignore[misc]
 
-    def nearest(self, query: NDArray[np.floating], margin: float, limit: int) -> dict[str, float]:
+    def nearest(
+        self, query: NDArray[np.floating], margin: float, limit: int,
+        gap: float | None = None,
+    ) -> dict[str, float]:  # fmt: skip
         """Up to ``limit`` memories by their best key similarity, best first; among equal
         keys (one past question vouches for every memory an episode reward credited) the
-        better supported first, so the memory that kept helping wins the tie."""
+        better supported first, so the memory that kept helping wins the tie.
+
+        A memory counts only if its key stands out: its cosine beats every key of a
+        *different* past question (one further than KEY_DISTINCT_COS from it) by at
+        least ``gap``. Sibling questions of one template ("topic 3", "topic 5") sit at
+        equal cosines to a new sibling, so none of them stands out and none links; a
+        paraphrase's original stands well clear of the other past questions. Without
+        ``gap`` every memory counts.
+        """
         if limit <= 0 or not self._rows:
             return {}
         scores = self._vectors[: self._used] @ np.asarray(query, np.float32)
         scores[~self._live[: self._used]] = -np.inf
         # the best rows first; a memory with several keys counts once, by its best
-        shortlist = min(len(scores), limit * 16)
+        shortlist = min(len(scores), max(limit * 16, 64))
         top = np.argpartition(-scores, shortlist - 1)[:shortlist]
+        top = top[np.lexsort((-self._support[top], -scores[top]))]
+        top = top[np.isfinite(scores[top])]
+        same = (self._vectors[top] @ self._vectors[top].T) >= KEY_DISTINCT_COS
         out: dict[str, float] = {}
-        for row in top[np.lexsort((-self._support[top], -scores[top]))]:
-            if not np.isfinite(scores[row]) or len(out) == limit:
+        for i, row in enumerate(top):
+            if len(out) == limit:
                 break
-            out.setdefault(self._names[self._owner[row]], float(scores[row]) - margin)
+            others = scores[top][~same[i]]
+            runner_up = float(others.max()) if len(others) else -np.inf
+            if gap is None or float(scores[row]) - runner_up >= gap:
+                out.setdefault(self._names[self._owner[row]], float(scores[row]) - margin)
         return out
 
     def _reserve(self, rows: int) -> None:
