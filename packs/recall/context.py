@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from packs.recall.kernel import Kernel, calibrate
+from packs.recall.kernel import Kernel, calibrate, shrunk
 from packs.recall.links import LinkKeys, supporting_queries
 
 PRIORS = ("never-helped", "negative", "global")
@@ -82,31 +82,6 @@ def context_prior(global_q: float, helped: bool, mode: str, broad: bool = True) 
     if mode == "negative" or (not helped and broad):
         return min(global_q, 0.0)
     return 0.0
-
-
-def contextual_utility(
-    query: NDArray[np.floating],
-    history_queries: NDArray[np.floating],
-    history_rewards: NDArray[np.floating],
-    prior: float,
-    theta: float,
-    kappa: float,
-    history_weights: NDArray[np.floating] | None = None,
-) -> float:
-    """``U(m | q)`` as in the module docstring; the prior alone without history.
-
-    ``history_weights`` are the rewards' own weights (an implicit signal counts 0.5, an
-    intrinsic reward its blend weight, docs/rewards.md): each past reward weighs
-    ``max(0, cos - theta) * weight``. Without them every reward weighs 1.
-    """
-    if len(history_rewards) == 0:
-        return prior
-    cosines = history_queries.astype(np.float32) @ query.astype(np.float32)
-    weights = np.maximum(0.0, cosines - theta)
-    if history_weights is not None:
-        weights = weights * history_weights
-    total = float(weights.sum())
-    return (float(weights @ history_rewards) + kappa * prior) / (total + kappa)
 
 
 def history_entry(
@@ -287,6 +262,4 @@ class ContextIndex:
             # The calibrated kernel is 1 at cos 1 where the hinge is 1 - theta: kappa is
             # rescaled so that without evidence both rank alike.
             scaled = kappa / (1.0 - theta)
-        total = float(weights.sum())
-        utility = (float(weights @ item.rewards) + scaled * prior) / (total + scaled)
-        return utility, total / (total + scaled)
+        return shrunk(weights, item.rewards, prior, scaled)

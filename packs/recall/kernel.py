@@ -127,3 +127,37 @@ def calibrate(
         shrunk = (counts[side] * lift + prior_pairs * prior) / (counts[side] + prior_pairs)
         out.append(_monotone(shrunk, counts[side] + prior_pairs))
     return Kernel(out[0], out[1] if failures else prior.copy(), pairs)
+
+
+def shrunk(
+    weights: NDArray[np.floating], rewards: NDArray[np.floating], prior: float, kappa: float
+) -> tuple[float, float]:
+    """The kernel-weighted mean reward shrunk toward ``prior`` by ``kappa`` pseudo-weight,
+    and the share of it that is evidence, ``W / (W + kappa)`` with ``W = sum(weights)``."""
+    total = float(np.sum(weights))
+    return (float(weights @ rewards) + kappa * prior) / (total + kappa), total / (total + kappa)
+
+
+def contextual_utility(
+    query: NDArray[np.floating],
+    history_queries: NDArray[np.floating],
+    history_rewards: NDArray[np.floating],
+    prior: float,
+    theta: float,
+    kappa: float,
+    history_weights: NDArray[np.floating] | None = None,
+) -> float:
+    """``U(m | q)`` of ``packs/recall/context.py`` with the hinge kernel; the prior alone
+    without history.
+
+    ``history_weights`` are the rewards' own weights (an implicit signal counts 0.5, an
+    intrinsic reward its blend weight, docs/rewards.md): each past reward weighs
+    ``max(0, cos - theta) * weight``. Without them every reward weighs 1.
+    """
+    if len(history_rewards) == 0:
+        return prior
+    cosines = np.asarray(history_queries, np.float32) @ np.asarray(query, np.float32)
+    weights = np.maximum(0.0, cosines - theta)
+    if history_weights is not None:
+        weights = weights * history_weights
+    return shrunk(weights, np.asarray(history_rewards, np.float64), prior, kappa)[0]

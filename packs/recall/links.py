@@ -20,10 +20,14 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from packs.recall.kernel import contextual_utility
+
 # A reward vouches for a memory as a retrieval key only with at least this weight: an
 # explicit reward (1) or an implicit signal (0.5, docs/rewards.md); never an intrinsic
 # reward (blend weight <= 0.2, MISSION.md), which can't vouch for a memory on its own.
 LINK_MIN_WEIGHT = 0.5
+# Float noise on a tied history (+1 then -1 for one wording sums to about 1e-9, not 0).
+SUPPORT_EPSILON = 1e-6
 # Keys of one memory closer than this are one key (hand-set: the same wording asked
 # again embeds identically; 0.98 also merges trivial edits such as punctuation).
 KEY_DISTINCT_COS = 0.98
@@ -44,11 +48,10 @@ def supporting_queries(
     vouch = (r > 0) & (w >= LINK_MIN_WEIGHT)
     if not vouch.any():
         return np.zeros((0, q.shape[1]), np.float32), np.zeros(0)
-    near = np.maximum(0.0, q[vouch] @ q.T - theta) * w
-    support = (near @ r) / (near.sum(axis=1) + kappa)
-    kept: list[int] = []
     keys = q[vouch]
-    for i in np.flatnonzero(support > 0):
+    support = np.array([contextual_utility(key, q, r, 0.0, theta, kappa, w) for key in keys])
+    kept: list[int] = []
+    for i in np.flatnonzero(support > SUPPORT_EPSILON):  # a tie (+1, -1) is no support
         if all(float(keys[i] @ keys[j]) < KEY_DISTINCT_COS for j in kept):
             kept.append(int(i))
     return keys[kept], support[kept]

@@ -34,3 +34,21 @@ class HashEmbedder(EmbeddingProvider):
             rows.append(np.frombuffer(digest[: self.info.dim], dtype=np.uint8).astype(np.float32))
         matrix = np.array(rows) + 1.0
         return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+
+
+class SeededEmbedder(EmbeddingProvider):
+    """Deterministic Gaussian vectors seeded by the text: fast, and spread like real ones.
+    ``calls`` counts the batches it embedded."""
+
+    def __init__(self, dim: int = 32) -> None:
+        self.info = EmbeddingInfo("seeded", "seeded", "test:seeded", dim)
+        self.calls = 0
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        self.calls += 1
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            rows.append(np.random.default_rng(seed).standard_normal(self.info.dim))
+        matrix = np.array(rows, dtype=np.float32)
+        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)

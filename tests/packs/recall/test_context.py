@@ -15,9 +15,9 @@ from packs.recall.context import (
     HUB_DISTINCT_QUERIES,
     ContextIndex,
     context_prior,
-    contextual_utility,
     distinct_queries,
 )
+from packs.recall.kernel import contextual_utility
 
 
 def unit(*values: float) -> np.ndarray:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.recall.context import ContextIndex, contextual_utility, history_entry
+from packs.recall.context import ContextIndex, history_entry
+from packs.recall.kernel import contextual_utility
 
 DIM = 4
 

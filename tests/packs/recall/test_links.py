@@ -132,6 +132,8 @@ def test_keys_need_a_vouching_reward_that_still_holds_for_its_wording():
     index.add("flipped", question, 1.0)
     index.add("flipped", question, -1.0)
     index.add("flipped", question, -1.0)  # a lucky reward, outvoted
+    index.add("tied", question, 1.0)
+    index.add("tied", question, -1.0)  # one each way: no support
     links = index.linked(rewording, 0.8, 0.2, margin=0.15, limit=3)
     assert links == pytest.approx({"helped": 0.70}, abs=1e-3)  # cos 0.85 - margin
     assert index.linked(rewording, 0.8, 0.2, margin=0.15, limit=0) == {}

@@ -4,37 +4,23 @@ candidates are exactly the nearest rows that pass (packs/recall/phases.py)."""
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.recall import phases
 from packs.recall.scopes import visible_clause
 from packs.store import schemas
+from tests.support.packs import SeededEmbedder
 
 DIM = 16
 K1 = 10
 
 
-class SeededEmbedder(EmbeddingProvider):
-    info = EmbeddingInfo("seeded", "seeded", "test:seeded", DIM)
-
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            rows.append(np.random.default_rng(seed).standard_normal(DIM))
-        matrix = np.array(rows, dtype=np.float32)
-        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-
-
 @pytest.fixture
 def pack(tmp_path):
     settings = {"delta": -1.0, "k1": K1, "k2": K1}
-    with Pack.open("post", tmp_path, embedder=SeededEmbedder(), settings=settings) as handle:  # type: ignore[arg-type]
+    with Pack.open("post", tmp_path, embedder=SeededEmbedder(DIM), settings=settings) as handle:  # type: ignore[arg-type]
         handle._recall.vectors.max_rows = 0  # the cache stands aside
         handle.add_knowledge([KnowledgeChunk(f"common {i}", "common.md", i) for i in range(300)])
         handle.add_knowledge([KnowledgeChunk(f"rare {i}", "rare.md", i) for i in range(3)])
@@ -59,7 +45,7 @@ def test_candidates_are_the_nearest_rows_that_pass_both_ways(pack, query, monkey
         return search(*args, **kwargs)
 
     monkeypatch.setattr(pack.store, "search", spy)
-    vector = SeededEmbedder().embed([query])[0]
+    vector = SeededEmbedder(DIM).embed([query])[0]
     visible = visible_clause(None)
     found = phases.phase_a(pack.store, vector, K1, visible, -1.0, pack._recall.vectors)
     assert found.ids == exact(pack, vector, visible) and calls == [False]  # filtered after

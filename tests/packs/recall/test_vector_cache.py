@@ -6,7 +6,6 @@ what another handle just wrote: the cache must never answer from a stale table.
 
 from __future__ import annotations
 
-import hashlib
 import time
 
 import numpy as np
@@ -14,33 +13,15 @@ import pyarrow as pa
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.embeddings.cache import QueryEmbeddingCache
 from packs.recall import vector_cache
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.recall.scopes import visible_clause
 from packs.store import schemas
+from tests.support.packs import SeededEmbedder
 
 DIM = 32
 OPEN_ALL = {"delta": -1.0, "k1": 10, "k2": 3}  # no similarity floor: compare whole top-k1
-
-
-class SeededEmbedder(EmbeddingProvider):
-    """Deterministic Gaussian vectors seeded by the text: fast, and spread like real ones."""
-
-    info = EmbeddingInfo("seeded", "seeded", "test:seeded", DIM)
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        self.calls += 1
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            rows.append(np.random.default_rng(seed).standard_normal(DIM))
-        matrix = np.array(rows, dtype=np.float32)
-        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
 def chunks(count: int, source: str = "doc.md", start: int = 0) -> list[KnowledgeChunk]:
