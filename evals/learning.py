@@ -46,6 +46,7 @@ TODAY: dict[str, Any] = {
     "z_clip": 3.0, "failure_utility": -0.3, "utility_mode": "contextual",
     "context_theta": 0.8, "context_kappa": 0.2, "context_history": 16,
     "context_prior": "never-helped", "context_kernel": "hinge", "context_links": 0,
+    "lexical": "off",
 }  # fmt: skip
 
 
@@ -75,7 +76,7 @@ class Method:
 # it, so none are given.
 SIMILARITY = Method(
     "similarity",
-    {"lam": 0.0, "w_confidence": 0.0, "explore_bonus": 0.0},
+    {"lam": 0.0, "w_confidence": 0.0, "explore_bonus": 0.0, "lexical": "off"},
     credit="none",
     description="similarity only (RAG baseline): λ=0, no confidence, no exploration",
 )

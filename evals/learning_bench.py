@@ -34,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from evals.baselines import baseline_rates
 from evals.evalset import check_known_ids, load_eval_set
 from evals.feedback_models import CREDITS, FeedbackModel, reward_plan
 from evals.learning import METHODS, NO_FEEDBACK, SIMILARITY, Method, MethodRun, run_method
-from evals.learning_config import BASELINE, DEFAULT_CORPUS, BenchConfig, BenchResult
+from evals.learning_config import BASELINE, DEFAULT_CORPUS, METRICS, BenchConfig, BenchResult
 from evals.learning_report import render_markdown, write_outputs
 from evals.protocol import SPLIT_CHOICES, Protocol, build_protocol, load_paraphrases
 from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
@@ -122,8 +123,10 @@ def run_bench(config: BenchConfig, *, methods: Sequence[Method] | None = None) -
     base = build_base(config.corpus, config.cache or config.out / "cache", embedder)
     with Pack.open(BASE_PACK, base, read_only=True) as pack:
         known = set(pack.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist())
-    protocol = load_protocol(config, known)
-    questions = (protocol.train, protocol.paraphrases, protocol.heldout)
+        protocol = load_protocol(config, known)
+        questions = (protocol.train, protocol.paraphrases, protocol.heldout)
+        k2 = PackSettings.from_dict(dict(config.settings)).k2
+        baselines = baseline_rates(pack, embedder, dict(zip(METRICS, questions, strict=True)), k2)
     work = config.out / "packs"
     shutil.rmtree(work, ignore_errors=True)
     settings: dict[str, dict[str, Any]] = {}
@@ -152,7 +155,7 @@ def run_bench(config: BenchConfig, *, methods: Sequence[Method] | None = None) -
             runs.append(replace(run, method=m.name))
     notes += _reuse_notes(chosen, settings, config.feedback)
     seconds = time.perf_counter() - started
-    return BenchResult(runs, settings, protocol.sizes(), len(known), seconds, notes)
+    return BenchResult(runs, settings, protocol.sizes(), len(known), seconds, notes, baselines)
 
 
 def _same_run(
@@ -206,9 +209,20 @@ def method(name: str) -> Method:
     return METHODS[name]
 
 
-def shared_settings(**values: Any) -> dict[str, Any]:
-    """The Pack settings given on the command line (None means the Pack default)."""
-    return {key: value for key, value in values.items() if value is not None}
+def shared_settings(overrides: Sequence[str] = (), **values: Any) -> dict[str, Any]:
+    """The Pack settings given on the command line (None means the Pack default), and
+    ``overrides`` as ``KEY=VALUE`` (the value read as JSON, else as a string)."""
+    chosen = {key: value for key, value in values.items() if value is not None}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInput(f"--set takes KEY=VALUE (e.g. lexical_weight=0.4), got {item!r}.")
+        try:
+            chosen[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            chosen[key.strip()] = raw
+    PackSettings.from_dict(chosen)  # unknown keys and bad values fail here, not mid-run
+    return chosen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -232,6 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("alpha", "lam", "explore-bonus", "context-theta", "context-kappa"):
         parser.add_argument(f"--{name}", type=float, default=None)
     parser.add_argument("--context-prior", choices=PRIORS, default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="any Pack setting, every method; e.g. thompson_scale=0.3")  # fmt: skip
     args = parser.parse_args(argv)
     config = BenchConfig(
         corpus=args.corpus, eval_set=args.eval_set, paraphrases=args.paraphrases,
@@ -239,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         methods=tuple(args.method or BenchConfig.methods), split=args.split,
         feedback=FeedbackModel(flip=args.flip, sparse=args.sparse, credit=args.credit),
         settings=shared_settings(
-            k1=args.k1, k2=args.k2, alpha=args.alpha, lam=args.lam,
+            args.set, k1=args.k1, k2=args.k2, alpha=args.alpha, lam=args.lam,
             explore_bonus=args.explore_bonus, context_theta=args.context_theta,
             context_kappa=args.context_kappa, context_prior=args.context_prior,
         ),

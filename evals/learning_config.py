@@ -58,6 +58,8 @@ class BenchResult:
     chunks: int
     seconds: float
     notes: list[str] = field(default_factory=list)
+    # library baselines that never learn (evals/baselines.py): name -> probe set -> rate
+    baselines: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def methods(self) -> list[str]:

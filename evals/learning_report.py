@@ -99,6 +99,9 @@ def render_markdown(result: BenchResult, config: BenchConfig) -> str:
             lifts = [spread(entry[f"{m}_lift"]["per_seed"]) for m in METRICS]
             lifts.append(" / ".join(points(v) for v in entry["heldout_lift"]["per_seed"]))
         lines.append(f"| {name} | " + " | ".join(rates + lifts) + " |")
+    for name, by_probe in result.baselines.items():
+        cells = [pct(by_probe[m]) for m in METRICS] + ["(no learning)", "", "", ""]
+        lines.append(f"| {name} (library baseline) | " + " | ".join(cells) + " |")
     lines += [
         "",
         "Rates: share of questions with a relevant item in the top-k2, mean (min..max) over "
@@ -153,6 +156,7 @@ def to_json(result: BenchResult, config: BenchConfig) -> dict[str, Any]:
         "runs": [asdict(run) for run in result.runs],
         "settings": result.settings,
         "notes": result.notes,
+        "baselines": result.baselines,
     }
 
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import PackNotFound, SchemaVersionError
+from packs.errors import PackNotFound, SchemaVersionError, TransientStorageError
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
+from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
 from packs.store.locations import locate
 
@@ -64,6 +65,8 @@ def open_store(
             f"Pack {name!r} has schema version {version}, newer than this Wolfie "
             f"({schemas.SCHEMA_VERSION}). Upgrade Wolfie to open it."
         )
+    if not read_only:
+        _index_text(store)
     stored = EmbeddingInfo.from_dict(meta["embedding"])
     (embedder.info if embedder else OnnxMiniLM.info).check_compatible(stored, name)
     if embedder is None and stored.provider != OnnxMiniLM.info.provider:
@@ -77,8 +80,21 @@ def open_store(
     )
 
 
+def _index_text(store: PackStore) -> None:
+    """Full-text indexes for a Pack made before them (packs/store/fulltext.py). Another
+    process building them at the same moment may win the commit: its index serves."""
+    try:
+        built = ensure_text_index(store)
+    except TransientStorageError as exc:
+        log.info("full-text index of %r left to another writer: %s", store.location.name, exc)
+        return
+    if built:
+        log.info("built the full-text index of %r on %s", store.location.name, built)
+
+
 def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> PackSettings:
     store.create(info.dim)
+    ensure_text_index(store)
     store.write_meta(
         {
             "schema_version": schemas.SCHEMA_VERSION,

@@ -54,6 +54,7 @@ class RecalledItem:
     polarity: str | None
     warning: bool
     contextual_utility: float | None = None  # U(m | query) that Phase B ranked by
+    lexical: float = 0.0  # BM25 score in Phase A's lexical list (0: not in it)
     source: str | None = None
     title: str | None = None
     start_s: float | None = None

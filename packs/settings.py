@@ -20,6 +20,8 @@ from packs.rewards.wiring import RewardWiring
 # Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
 # because a false merge loses a memory while a missed merge only stores a near-copy).
 DEFAULT_DEDUP_THRESHOLD = 0.89
+# Hybrid Phase A fused by reciprocal rank, or by a z-scored blend; or cosine only.
+LEXICAL_MODES = ("rrf", "zscore", "off")
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,12 @@ class PackSettings:
     context_kernel: str = "hinge"  # or "calibrated" (packs/recall/kernel.py)
     context_links: int = 3  # associative links: memories past queries like this one reach
     link_margin: float = 0.15  # a past query's key similarity: its cosine minus this
+    lexical: str = "zscore"  # Phase A adds BM25's top-k1; blended z-scores (or rrf, off)
+    rrf_k: int = 60  # reciprocal-rank fusion constant (Cormack et al. 2009)
+    lexical_weight: float = 0.4  # BM25's weight beside cosine's 1 (validation fold)
+    thompson_scale: float = 0.0  # sd of recall's posterior draw of U(m|q) with no evidence
+    explore_seed: int = 0  # seeds each handle's draws, so a run can be replayed
+    blame_relief: float = 0.0  # a failure weighs 1 - relief * max(0, U(m|q)) per item
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -73,7 +81,7 @@ class PackSettings:
                 f"context_links must be an int from 0 to 100, got {self.context_links!r}."
             )
         for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits",
-                     "context_history"):  # fmt: skip
+                     "context_history", "rrf_k"):  # fmt: skip
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidSettings(f"{name} must be a positive int, got {value!r}.")
@@ -88,9 +96,18 @@ class PackSettings:
             )
         _check_range("context_kappa", self.context_kappa, 0.0, 1e6, low_open=True)
         _check_range("link_margin", self.link_margin, 0.0, 2.0)
+        _check_range("lexical_weight", self.lexical_weight, 0.0, 10.0)
+        _check_range("thompson_scale", self.thompson_scale, 0.0, 2.0)
+        _check_range("blame_relief", self.blame_relief, 0.0, 1.0)
+        if isinstance(self.explore_seed, bool) or not isinstance(self.explore_seed, int):
+            raise InvalidSettings(f"explore_seed must be an int, got {self.explore_seed!r}.")
         if self.context_kernel not in KERNELS:
             raise InvalidSettings(
                 f"context_kernel must be one of {', '.join(KERNELS)}; not {self.context_kernel!r}."
+            )
+        if self.lexical not in LEXICAL_MODES:
+            raise InvalidSettings(
+                f"lexical must be one of {', '.join(LEXICAL_MODES)}; not {self.lexical!r}."
             )
         if self.k2 > self.k1:
             raise InvalidSettings(f"k2={self.k2} must not exceed k1={self.k1}.")

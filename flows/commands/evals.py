@@ -219,6 +219,10 @@ def learn_bench_command(
     context_prior: Annotated[
         str | None, typer.Option(help="Contextual prior: never-helped, negative, global.")
     ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Any Pack setting as KEY=VALUE (repeat), for every method."),
+    ] = None,
 ) -> None:
     """Runtime learning: train, paraphrase and held-out success per method, over seeds."""
     from evals import learning_bench as bench
@@ -239,7 +243,7 @@ def learn_bench_command(
             methods=tuple(method or BenchConfig.methods), split=split,
             feedback=FeedbackModel(flip=flip, sparse=sparse, credit=credit),
             settings=bench.shared_settings(
-                k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus,
+                set_ or [], k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus,
                 context_theta=context_theta, context_kappa=context_kappa,
                 context_prior=context_prior,
             ),

@@ -15,14 +15,22 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from packs.recall.ranking import RankWeights, rerank, similarity_from_distance
+from packs.recall.ranking import (
+    RankWeights,
+    blended_relevance,
+    fused_relevance,
+    rerank,
+    similarity_from_distance,
+    thompson_draw,
+)
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
 from packs.rewards.ema import LearnedState
 from packs.settings import PackSettings
 from packs.store import schemas
 from packs.store.filters import sql_literal
-from packs.store.gateway import PackStore
+from packs.store.fulltext import SCORE_COLUMN, text_search
+from packs.store.gateway import VECTOR_COLUMN, PackStore
 
 CANDIDATE_COLUMNS = [
     "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
@@ -50,6 +58,10 @@ class Candidates:
     columns: dict[str, list[Any]]
     similarity: np.ndarray
     ranked_similarity: np.ndarray | None = None
+    # Hybrid Phase A (packs/recall/lexical.py): each candidate's place in the BM25 list
+    # (-1: not in it) and its BM25 score (0 then). None: cosine only.
+    lexical_rank: np.ndarray | None = None
+    lexical: np.ndarray | None = None
 
     @property
     def ranking_similarity(self) -> np.ndarray:
@@ -90,15 +102,17 @@ def phase_a(
     cache: VectorCache | None = None,
     links: Mapping[str, float] | None = None,
     k2: int | None = None,
+    text: str | None = None,
 ) -> Candidates:
-    """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``.
+    """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
+    and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
 
     With ``cache`` the search is the exact in-memory scan (packs/recall/vector_cache.py);
     LanceDB answers when there is none or it stands aside (too many rows to hold).
     ``links`` (memory id -> key similarity, associative links) count where a key would
     have put its memory among the ``k2`` best by similarity: the memory joins the pool
     if it is not in it, and ranks by the better of its similarity and its key. The
-    filter still applies.
+    filter binds both sides.
     """
     k2 = k1 if k2 is None else k2
     name = schemas.MEMORIES
@@ -115,8 +129,19 @@ def phase_a(
             extra = cache.lookup(vector, extra_ids, mask)
             positions = np.concatenate([positions, extra.positions])
             similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
+        lex_ids: list[str] = []
+        lex_scores = np.zeros(0)
+        if text is not None:
+            lex_positions, lex_scores = cache.lexical_top_k(text, k1, mask)
+            lex_ids = cache.ids(lex_positions)
+            pooled = set(cache.ids(positions))
+            new = [m for m in lex_ids if m not in pooled]
+            if new:
+                extra = cache.lookup(vector, new, mask)
+                positions = np.concatenate([positions, extra.positions])
+                similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
         columns = cache.columns(positions)
-        return Candidates(columns, similarity, _ranked(links, columns["id"], similarity))
+        return _candidates(columns, similarity, links, lex_ids, lex_scores, text)
     found = _indexed_top_k(store, vector, k1, clause)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
@@ -133,7 +158,67 @@ def phase_a(
             columns[column] += extra[column].to_pylist()
         extra_similarity = similarity_from_distance(extra["_distance"].to_numpy())
         similarity = np.concatenate([similarity, extra_similarity])
-    return Candidates(columns, similarity, _ranked(links, columns["id"], similarity))
+    listed = len(similarity)
+    found_ids, found_scores = _indexed_lexical(store, text, vector, k1, clause, columns)
+    if found_ids is None:
+        text = None  # a Pack made before its full-text index, opened read-only
+    else:
+        added = len(columns["id"]) - listed
+        if added:
+            similarity = np.concatenate([similarity, columns.pop("_similarity")])
+        columns.pop("_similarity", None)
+    return _candidates(columns, similarity, links, found_ids or [], found_scores, text)
+
+
+def _indexed_lexical(
+    store: PackStore,
+    text: str | None,
+    vector: np.ndarray,
+    k1: int,
+    clause: str | None,
+    columns: dict[str, list[Any]],
+) -> tuple[list[str] | None, np.ndarray]:
+    """LanceDB's BM25 top-``k1`` under ``clause`` (its full-text index); the rows not yet
+    in ``columns`` are appended to it, their cosine in ``columns["_similarity"]``."""
+    if text is None:
+        return [], np.zeros(0)
+    found = text_search(store, text, [*CANDIDATE_COLUMNS, VECTOR_COLUMN], clause, k1)
+    if found is None:
+        return None, np.zeros(0)
+    lex_ids = found["id"].to_pylist()
+    pooled = set(columns["id"])
+    new = [i for i, m in enumerate(lex_ids) if m not in pooled]
+    if new:
+        rows = found.take(pa.array(new, type=pa.int64()))
+        for column in CANDIDATE_COLUMNS:
+            columns[column] += rows[column].to_pylist()
+        columns["_similarity"] = list(_cosine(rows[VECTOR_COLUMN], vector))
+    return lex_ids, found[SCORE_COLUMN].to_numpy().astype(np.float64)
+
+
+def _cosine(column: pa.ChunkedArray, vector: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(column.to_pylist(), dtype=np.float64)
+    q = np.asarray(vector, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
+    return np.divide(matrix @ q, norms, out=np.zeros(len(matrix)), where=norms > 0)
+
+
+def _candidates(
+    columns: dict[str, list[Any]],
+    similarity: np.ndarray,
+    links: Mapping[str, float] | None,
+    lex_ids: list[str],
+    lex_scores: np.ndarray,
+    text: str | None,
+) -> Candidates:
+    """The pool, with each member's place in the BM25 list ``lex_ids``."""
+    ranked = _ranked(links, columns["id"], similarity)
+    if text is None:
+        return Candidates(columns, similarity, ranked)
+    place = {m: r for r, m in enumerate(lex_ids)}
+    rank = np.array([place.get(m, -1) for m in columns["id"]], dtype=np.int64)
+    scores = np.where(rank >= 0, lex_scores[np.maximum(rank, 0)] if len(lex_scores) else 0.0, 0.0)
+    return Candidates(columns, similarity, ranked, rank, scores)
 
 
 # LanceDB's filtered search over-fetches this many times k1 unfiltered, then filters.
@@ -187,6 +272,7 @@ def phase_b(
     settings: PackSettings,
     k2: int,
     contextual: ContextLookup | None = None,
+    explore: np.random.Generator | None = None,
 ) -> Ranked:
     """Blend z-scored similarity, utility and confidence; keep the top ``k2``.
 
@@ -209,10 +295,23 @@ def phase_b(
             [contextual(m, q) for m, q in zip(col["id"], utility, strict=True)]
         ).reshape(n, 2)
         ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
+        if explore is not None and settings.thompson_scale > 0:  # recall explores
+            ranked_utility = thompson_draw(
+                ranked_utility, assessed[:, 1], settings.thompson_scale, explore
+            )
     knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
     unrewarded_knowledge = knowledge & (rewards == 0)
+    relevance = cand.ranking_similarity
+    if cand.lexical_rank is not None and cand.lexical is not None:
+        if settings.lexical == "zscore":
+            relevance = blended_relevance(relevance, cand.lexical, rank_weights(settings),
+                                          settings.lexical_weight)  # fmt: skip
+        else:
+            relevance = fused_relevance(
+                relevance, cand.lexical_rank, settings.rrf_k, settings.lexical_weight
+            )
     ranking = rerank(
-        cand.ranking_similarity, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
+        relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
         rank_weights(settings), k2,
     )  # fmt: skip
     context_values = None if contextual is None else ranked_utility
@@ -230,6 +329,7 @@ def phase_b(
                 lesson=col["experience_summary"][i],
                 response=col["response_summary"][i],
                 similarity=float(cand.similarity[i]),
+                lexical=0.0 if cand.lexical is None else float(cand.lexical[i]),
                 utility=float(utility[i]),
                 confidence=float(confidence[i]),
                 score=float(ranking.score[i]),

@@ -47,6 +47,71 @@ def exploration_bonus(
     return np.where(np.asarray(eligible, dtype=bool), scale / np.sqrt(1.0 + u), 0.0)
 
 
+def fused_relevance(
+    similarity: NDArray[np.floating],
+    lexical_rank: NDArray[np.integer],
+    k: int,
+    lexical_weight: float = 1.0,
+) -> Array:
+    """Reciprocal-rank fusion of Phase A's two lists (Cormack, Clarke and Büttcher 2009,
+    k=60 there), rescaled so a candidate first in both scores 1:
+
+    ``rel = (k+1)/2 · (1/(k + rank_cos) + w_lex/(k + rank_lex))``, rank from 1 within
+    each list (weighted RRF; ``w_lex`` = 1 is plain RRF). Every candidate
+    is in the cosine list (ordered by ``similarity``, ties by position: a row found by its
+    words alone still has a cosine); the lexical list is BM25's top-k1, given by
+    ``lexical_rank`` (0-based, -1 outside it), and a candidate outside it gets nothing
+    from it. Ranks, not scores, so BM25's unbounded scale and cosine's narrow one weigh
+    the same.
+    """
+    sim = np.asarray(similarity, dtype=np.float64)
+    cosine_rank = np.empty(sim.size, dtype=np.int64)
+    cosine_rank[np.lexsort((np.arange(sim.size), -sim))] = np.arange(sim.size)
+    lexical = np.asarray(lexical_rank, dtype=np.int64)
+    fused = 1.0 / (k + 1 + cosine_rank)
+    fused += np.where(lexical >= 0, lexical_weight / (k + 1 + lexical), 0.0)
+    return fused * (k + 1) / 2.0
+
+
+def thompson_draw(
+    utility: NDArray[np.floating],
+    evidence_share: NDArray[np.floating],
+    scale: float,
+    rng: np.random.Generator,
+) -> Array:
+    """One posterior draw of each candidate's utility for this query (Thompson sampling
+    among the top-k1; Chapelle and Li 2011, Russo et al. 2018).
+
+    The posterior of ``U(m | q)`` is read as Gaussian with mean ``U`` and standard
+    deviation ``scale / sqrt(1 + n)``, where ``n = s / (1 - s)`` is the evidence near the
+    query in prior pseudo-counts (``s`` = ``W / (W + kappa)``, ``ContextIndex.assess``). A
+    memory judged on one reward is uncertain, so a wrong early punishment still lets it
+    be shown again and corrected; many agreeing rewards make it certain. A candidate with
+    no evidence near the query is left at its prior (the exploration bonus covers cold
+    knowledge). Draws are clipped to [-1, 1].
+    """
+    u = np.asarray(utility, dtype=np.float64)
+    share = np.clip(np.asarray(evidence_share, dtype=np.float64), 0.0, 1.0 - 1e-9)
+    n = share / (1.0 - share)
+    noise = rng.standard_normal(u.size) * scale / np.sqrt(1.0 + n)
+    return np.where(share > 0, np.clip(u + noise, -1.0, 1.0), u)
+
+
+def blended_relevance(
+    similarity: NDArray[np.floating],
+    lexical: NDArray[np.floating],
+    weights: RankWeights,
+    lexical_weight: float,
+) -> Array:
+    """``z(sim) + w_lex · z(bm25)``, each z-scored within the pool (BM25 0 outside its
+    list), in similarity units again: scaled back by the similarity's spread."""
+    sim = np.asarray(similarity, dtype=np.float64)
+    z_sim = guarded_zscore(sim, weights.z_floor_similarity, weights.z_clip)
+    z_lex = guarded_zscore(np.asarray(lexical, dtype=np.float64), 1e-9, weights.z_clip)
+    spread = max(float(sim.std()), weights.z_floor_similarity) if sim.size else 1.0
+    return (z_sim + lexical_weight * z_lex) * spread
+
+
 @dataclass(frozen=True)
 class RankWeights:
     """Weights of the Phase B blend. ``lam`` splits similarity and utility (MemRL λ).

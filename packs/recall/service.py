@@ -55,6 +55,8 @@ class RecallService:
         self._lock = lock
         self.context = context  # the contextual-utility index this service fills
         self.vectors = VectorCache(embedder.info.dim)  # Phase A's exact scan (docs/recall.md)
+        self._rng: np.random.Generator | None = None
+        self._rng_seed: int | None = None
 
     def retrieve(
         self,
@@ -85,8 +87,12 @@ class RecallService:
             links = self._links(vector) if context is not None else None
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
-            candidates = phase_a(self._store, vector, k1, clause, s.delta, cache, links, k2)
-            ranked = phase_b(candidates, self._learned.effective, s, k2, context)
+            words = text if s.lexical != "off" else None
+            candidates = phase_a(
+                self._store, vector, k1, clause, s.delta, cache, links, k2, words
+            )
+            explore = self._explore(s.explore_seed) if log_episode else None  # search never
+            ranked = phase_b(candidates, self._learned.effective, s, k2, context, explore)
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
@@ -95,6 +101,12 @@ class RecallService:
                 self._flusher.maybe_flush()
         items = tuple(ranked.items)
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))
+
+    def _explore(self, seed: int) -> np.random.Generator:
+        """This handle's generator for recall's Thompson draws, seeded by the setting."""
+        if self._rng is None or self._rng_seed != seed:
+            self._rng, self._rng_seed = np.random.default_rng(seed), seed
+        return self._rng
 
     def load_context(self) -> None:
         """Fill the context index from the log once (flushing this handle's rows first),

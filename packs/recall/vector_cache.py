@@ -40,7 +40,9 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from packs.recall.lexical import LexicalIndex, row_text
 from packs.store.gateway import VECTOR_COLUMN, PackStore
+from packs.store.schemas import TEXT_COLUMNS
 
 # Hand-set: 500k x 384 float32 is 768 MB per Pack handle and a scan of ~50-80 ms on the
 # shared 2-core box; beyond it an ANN index answers faster (docs/recall.md).
@@ -90,6 +92,7 @@ class VectorCache:
         self._wanted: tuple[str, ...] = ("id",)
         self._versions_dir: str | None = None
         self._marker: tuple[int, int] | None = None
+        self.lexical = LexicalIndex()  # BM25 over the cached rows' text, kept with them
         self._clear()
 
     def _clear(self) -> None:
@@ -137,6 +140,8 @@ class VectorCache:
             self._clear()
             return False
         if not current or self._version is None:
+            if self._table_key != table.key:
+                self.lexical.clear()
             self._wanted, self._table_key = wanted, table.key
             self._versions_dir = store.versions_dir(name)
             self._reload(table)
@@ -150,15 +155,19 @@ class VectorCache:
         self._clear()
         self.reloads += 1
         self._append(_read(table, [VECTOR_COLUMN, *self._wanted], None))
+        self.lexical.retain(self._position)
 
     def _catch_up(self, table: _Table, live: int) -> None:
         # An empty cache reads every row: Lance's row ids are unsigned, so "> -1" is refused.
         where = f"_rowid > {int(self._rowids[self._n - 1])}" if self._n else None
         new = _read(table, [VECTOR_COLUMN, *self._wanted], where)
-        if new.num_rows >= live:  # compaction renumbered every row: start afresh
+        renumbered = new.num_rows >= live  # compaction renumbered every row: start afresh
+        if renumbered:
             self._clear()
             self.reloads += 1
         self._append(new)
+        if renumbered:  # the text index is keyed by id: only rows gone meanwhile leave it
+            self.lexical.retain(self._position)
         if self.rows != live and not self._reconcile(table):
             self._reload(table)
             return
@@ -194,6 +203,9 @@ class VectorCache:
             self._position[memory_id] = self._n + offset
         self._ids.extend(ids)
         self._n = end
+        texts = data.select([c for c in TEXT_COLUMNS if c in data.column_names]).to_pydict()
+        if texts:
+            self.lexical.upsert(ids, [row_text(texts, i) for i in range(len(ids))])
 
     def _reconcile(self, table: _Table) -> bool:
         """Drop entries whose row is gone; False if a live row is not cached at all."""
@@ -205,6 +217,7 @@ class VectorCache:
         for position in gone:
             self._alive[position] = False
             self._position.pop(self._ids[position], None)
+        self.lexical.remove(self._ids[p] for p in gone)
         return True
 
     def _squeeze(self) -> None:
@@ -288,6 +301,20 @@ class VectorCache:
         norm = float(np.linalg.norm(q))
         scores = self._matrix[positions] @ (q / norm if norm > 0 else q)
         return Hits(positions, 1.0 - scores.astype(np.float64))
+
+    def lexical_top_k(
+        self, query: str, k: int, mask: NDArray[np.bool_] | None = None
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The ``k`` live entries best by BM25 for ``query`` that ``mask`` allows: their
+        positions, best first, and their scores (:class:`~packs.recall.lexical.LexicalIndex`)."""
+
+        def allowed(memory_id: str) -> bool:
+            position = self._position.get(memory_id)
+            return position is not None and (mask is None or bool(mask[position]))
+
+        hits = self.lexical.search(query, k, allowed)
+        positions = np.asarray([self._position[i] for i in hits.ids], dtype=np.int64)
+        return positions, hits.scores
 
     def ids(self, positions: NDArray[np.int64]) -> list[str]:
         return [self._ids[i] for i in positions]

@@ -18,7 +18,7 @@ helped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_CONFIDENCE_RATE = 0.1  # hand-set: a third of MemRL's alpha, so it moves slower
@@ -77,3 +77,18 @@ def fold(steps: Iterable[RewardStep], start: LearnedState | None = None) -> Lear
         q = ema_step(q, step.value, step.alpha, step.weight)
         n += 1
     return LearnedState(q, c, n)
+
+
+def failure_shares(
+    ranked_utility: Mapping[str, float], targets: Sequence[str], relief: float
+) -> dict[str, float]:
+    """Each injected memory's share of a failed episode's blame, as a weight in [0, 1].
+
+    ``share = 1 - relief · max(0, U(m | q))``, with ``U(m | q)`` the utility the memory
+    was ranked by in that episode. An episode's failure says that *some* item misled, not
+    which: a memory with a good record for questions like this one is the least likely
+    culprit, so it takes less of the blame; one with no record, or a bad one, takes all
+    of it (slate credit assignment; hand-set ``relief``, tuned on the validation fold,
+    docs/rewards.md). Successes are never shared out: every injected item gets them.
+    """
+    return {m: 1.0 - relief * max(0.0, float(ranked_utility.get(m, 0.0))) for m in targets}

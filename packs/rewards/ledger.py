@@ -4,6 +4,8 @@ the step that moves the memory's utility online."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from packs.recall.context import ContextIndex, history_entry
@@ -47,6 +49,7 @@ class RewardLedger:
         signal: str,
         magnitude: float | None,
         keyed: bool = False,
+        shares: Mapping[str, float] | None = None,
     ) -> dict[str, float]:
         """Buffer one reward event per target and its step; return the new utilities.
 
@@ -54,11 +57,15 @@ class RewardLedger:
         (a webhook retried to another worker). Event ids derive from the key, and keyed
         events are written by ``merge_insert`` on that id, so whichever process commits
         second stores nothing and the replay of the log counts the reward once.
+        ``shares`` scales the step's weight per target (a failure's shared blame).
         """
         states = self._learned.current(targets)
         now = datetime.now(UTC)
         rows, utilities = [], {}
+        given = step
         for memory_id in targets:
+            share = 1.0 if shares is None else shares.get(memory_id, 1.0)
+            step = given if share == 1.0 else replace(given, weight=given.weight * share)
             before = states[memory_id]
             after = fold([step], before)
             self._buffer.add_step(memory_id, step)

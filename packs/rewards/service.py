@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from packs.errors import InvalidInput, InvalidReward, UnknownMemory
 from packs.records import FeedbackResult, VoteResult
-from packs.rewards.ema import RewardStep
+from packs.rewards.ema import RewardStep, failure_shares
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.ledger import RewardLedger
 from packs.rewards.sources import (
@@ -99,9 +99,13 @@ class RewardService:
             step = RewardStep(
                 value, settings.alpha, weight * wiring.weight(source), wiring.confidence_rate
             )
+            shares = None
+            if value < 0 and memory_ids is None and settings.blame_relief > 0:
+                ranked = self._episodes.ranked_utility(episode_id)
+                shares = failure_shares(ranked, targets, settings.blame_relief)
             utilities = self._ledger.record(
                 episode_id, targets, step, key=key, source=source, signal=signal,
-                magnitude=magnitude, keyed=idempotency_key is not None,
+                magnitude=magnitude, keyed=idempotency_key is not None, shares=shares,
             )  # fmt: skip
             self._flusher.maybe_flush()
         return FeedbackResult(episode_id, len(utilities), False, utilities)

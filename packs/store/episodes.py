@@ -33,6 +33,7 @@ class EpisodeLog:
         self._buffer = buffer
         # episode id -> (injected ids, query vector), for rewards and contextual utility
         self._recent: OrderedDict[str, tuple[list[str], np.ndarray]] = OrderedDict()
+        self._ranked_utility: dict[str, dict[str, float]] = {}  # of the recent episodes
 
     def log(
         self,
@@ -69,12 +70,33 @@ class EpisodeLog:
         for memory_id in injected:
             self._buffer.add_use(memory_id, now)
         self._remember(episode_id, injected, vector)
+        self._ranked_utility[episode_id] = {
+            item.id: item.contextual_utility for item in ranked.items
+            if item.contextual_utility is not None
+        }  # fmt: skip
         return episode_id
 
     def _remember(self, episode_id: str, injected: list[str], query: np.ndarray) -> None:
         self._recent[episode_id] = (injected, np.asarray(query, dtype=np.float32))
         while len(self._recent) > EPISODE_CACHE:
-            self._recent.popitem(last=False)
+            evicted, _ = self._recent.popitem(last=False)
+            self._ranked_utility.pop(evicted, None)
+
+    def ranked_utility(self, episode_id: str) -> dict[str, float]:
+        """The utility ``U(m | q)`` each injected memory was ranked by in the episode
+        (from this handle's memory, else the retrieval log); empty in global mode."""
+        if episode_id in self._ranked_utility:
+            return self._ranked_utility[episode_id]
+        rows = [r for r in self._buffer.pending_rows(schemas.RETRIEVAL_LOG)
+                if r["episode_id"] == episode_id and r["injected"]]  # fmt: skip
+        if not rows:
+            where = f"episode_id = {sql_literal(episode_id)} AND injected"
+            found = self._store.scan(
+                schemas.RETRIEVAL_LOG, ["item_id", "contextual_utility"], where
+            )
+            rows = found.to_pylist()
+        return {r["item_id"]: r["contextual_utility"] for r in rows
+                if r["contextual_utility"] is not None}  # fmt: skip
 
     def _cached(self, episode_id: str) -> tuple[list[str], np.ndarray]:
         if episode_id not in self._recent:

@@ -49,6 +49,7 @@ class PackStore:
         self._conn: Any = None
         self._tables: dict[str, Any] = {}
         self._pinned: dict[str, int] = {}  # tables checked out at a past version
+        self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
 
     @property
     def _db(self) -> Any:
@@ -244,10 +245,7 @@ class PackStore:
     def compact(self, name: str, retention: timedelta | None = None) -> None:
         """Merge small fragments of ``name`` and drop versions older than ``retention``
         (LanceDB's default, 7 days, when None); younger versions stay for time travel."""
-        self.require_writable(f"compact {name!r}")
-        table = self._table(name)
-        with storage_step(self.location, f"compact {name!r}"):
-            table.optimize(cleanup_older_than=retention)
+        self.optimize(name, retention)
 
     def drop_all(self) -> None:  # wolfie demo --fresh
         self.require_writable("drop the Pack")
@@ -382,8 +380,15 @@ class PackStore:
             return before - len(table.list_versions())
 
     def indexed_columns(self, name: str) -> set[str]:
+        return {c for columns in self.index_types(name).values() for c in columns}
+
+    def index_types(self, name: str) -> dict[str, set[str]]:
+        """Indexed columns of ``name`` by index type (``FTS``, ``BTree``, ``IVF_SQ``...)."""
         with storage_step(self.location, f"list indexes of {name!r}"):
-            return {c for index in self._table(name).list_indices() for c in index.columns}
+            found: dict[str, set[str]] = {}
+            for index in self._table(name).list_indices():
+                found.setdefault(str(index.index_type), set()).update(index.columns)
+            return found
 
     def create_index(self, name: str, column: str, config: Any) -> None:
         """Build an index on ``column`` (a ``lancedb.index`` config)."""

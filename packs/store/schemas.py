@@ -27,6 +27,9 @@ OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_
 
 KIND_MEMORY = "memory"
 KIND_KNOWLEDGE = "knowledge"
+# The text a row is found by (BM25 in Phase A): a knowledge chunk's text and title, a
+# memory's intent, response and lesson.
+TEXT_COLUMNS = ("intent_text", "response_summary", "experience_summary", "title")
 
 TS = pa.timestamp("us", tz="UTC")
 

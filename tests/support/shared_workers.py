@@ -39,6 +39,8 @@ def _run(pack: Any, command: str, args: dict[str, Any], chunk_type: Any) -> Any:
     if command == "punish":
         for _ in range(args["times"]):
             found = pack.recall(args["query"])
+            if args["memory_id"] not in found.ids:  # punished out of the top k2 already
+                break
             pack.apply_reward(
                 found.episode_id, -1.0, source="explicit", signal="rating",
                 memory_ids=[args["memory_id"]],

@@ -50,8 +50,10 @@ class TableEmbedder(EmbeddingProvider):
 
 def taught_pack(root: object) -> tuple[Pack, str, str]:
     """A Pack where ANSWER helped QUESTION three times and DECOY failed it three times;
-    the Pack and the two chunks' ids."""
-    pack = Pack.open("links", root, embedder=TableEmbedder(), settings={"k1": 2, "k2": 2})  # type: ignore[arg-type]
+    the Pack and the two chunks' ids. Cosine only: the geometry is set by the vectors,
+    and the words ("worker", "workers") would add BM25's own choice to the pool."""
+    settings = {"k1": 2, "k2": 2, "lexical": "off"}
+    pack = Pack.open("links", root, embedder=TableEmbedder(), settings=settings)  # type: ignore[arg-type]
     answer, decoy = pack.add_knowledge(
         [KnowledgeChunk(ANSWER, "answer.md", 0), KnowledgeChunk(DECOY, "decoy.md", 0)]
     )
