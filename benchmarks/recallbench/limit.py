@@ -6,7 +6,9 @@ are then read back from the table into a float32 matrix: the *scan* path is the 
 limit for exact search (embed, one matrix-vector product, ``argpartition``). Every path
 runs interleaved in one shuffled order in one process:
 
-- ``scan``: the limit row;
+- ``scan``: the limit row of cosine alone;
+- ``scan+bm25``: the limit of hybrid Phase A (issue 20): the scan plus a ``bm25s`` query
+  (bm25s' tokenizer with PyStemmer, ``get_scores``, ``argpartition``) over the same rows;
 - ``recall``: ``Pack.recall``, logging and the flushes it triggers included;
 - ``search``: the same ranking with nothing logged;
 - ``lancedb``: Phase A as it was before the cache, LanceDB's flat cosine search.
@@ -24,8 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import bm25s
 import lancedb
 import numpy as np
+import Stemmer
 
 from packs import Pack
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
@@ -37,7 +41,7 @@ from packs.store.gateway import REFINE_FACTOR, VECTOR_COLUMN
 from .corpus import WordHashEmbedder, build_knowledge_pack
 from .stats import LatencyStats, interleaved, rss_mib
 
-PATHS = ("scan", "recall", "search", "lancedb")
+PATHS = ("scan", "scan+bm25", "recall", "search", "lancedb")
 
 
 @dataclass
@@ -49,6 +53,7 @@ class LimitResult:
     rss_mib: float  # RSS growth over that search (Arrow's pool may reuse freed memory)
     paths: dict[str, LatencyStats]
     recall_over_scan: float  # recall p50 / scan p50: the goal is <= 3
+    recall_over_hybrid: float  # recall p50 / (scan + bm25s) p50: issue 20's goal is <= 3
     search_over_scan: float
     lancedb_over_scan: float
     candidates_agree: float  # Phase A candidates vs exact top-k1 (goal >= 0.99)
@@ -65,6 +70,24 @@ class ExactScan:
         matrix = flat.reshape(arrow.num_rows, -1).astype(np.float32)
         self.matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
         self.ids = np.array(arrow["id"].to_pylist())
+        texts = pack.store.scan(schemas.MEMORIES, ["intent_text", "title"]).to_pylist()
+        self.stemmer = Stemmer.Stemmer("english")
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(self._tokens([f"{t['intent_text']}\n{t['title'] or ''}" for t in texts]),
+                        show_progress=False)  # fmt: skip
+
+    def _tokens(self, texts: list[str]) -> bm25s.tokenization.Tokenized:
+        return bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
+
+    def top_words(self, query: str, k: int) -> np.ndarray:
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
+                                return_ids=False, show_progress=False)[0]  # fmt: skip
+        ids = self.bm25.get_tokens_ids(list(tokens))
+        if not ids:
+            return np.zeros(0, dtype=np.int64)
+        scores = self.bm25.get_scores_from_ids(ids)
+        best = np.argpartition(-scores, k - 1)[:k]
+        return best[np.argsort(-scores[best])]
 
     def top(self, vector: np.ndarray, k: int, floor: float = -1.0) -> list[str]:
         scores = self.matrix @ vector
@@ -119,6 +142,7 @@ def run_limit(
 
         paths = {
             "scan": lambda q: scan.top(embedder.embed([q])[0], k1),
+            "scan+bm25": lambda q: (scan.top(embedder.embed([q])[0], k1), scan.top_words(q, k1)),
             "recall": cold(pack.recall),
             "search": cold(pack.search),  # shares recalled: the first of the two counts
             "lancedb": raw_lancedb,
@@ -148,6 +172,7 @@ def run_limit(
         rss_mib=rss_growth,
         paths=stats,
         recall_over_scan=stats["recall"].p50_ms / limit,
+        recall_over_hybrid=stats["recall"].p50_ms / stats["scan+bm25"].p50_ms,
         search_over_scan=stats["search"].p50_ms / limit,
         lancedb_over_scan=stats["lancedb"].p50_ms / limit,
         candidates_agree=float(np.mean(agree_k1)),

@@ -21,7 +21,8 @@ the same text (every utility update rewrites a Lance row) costs nothing here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Sequence
+import re
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,10 +41,35 @@ TAIL_SHARE = 0.1  # hand-set: rebuild once the tail holds a tenth of the main in
 _STEMMER = Stemmer.Stemmer("english")
 
 
-def row_text(columns: dict[str, Sequence[Any]], i: int) -> str:
+def row_text(columns: Mapping[str, Sequence[Any]], i: int) -> str:
     """The text a row is found by: its non-empty text columns, joined."""
     parts = (columns[c][i] for c in TEXT_COLUMNS if c in columns)
     return "\n".join(p for p in parts if p)
+
+
+_WORD = re.compile(r"[A-Za-z][\w'-]*|[.?!]")
+
+
+def names(text: str) -> set[str]:
+    """The names a text mentions, lower-cased: capitalised words that do not open a
+    sentence ("Melanie", "Lisbon", "JSON"), "I" aside. A crude proper-noun test, enough to
+    tell "the doctor told Melanie" from "the doctor told Grace"."""
+    found: set[str] = set()
+    opening = True
+    for word in _WORD.findall(text):
+        if word in ".?!":
+            opening = True
+            continue
+        if not opening and word[0].isupper() and word != "I":
+            found.add(word.lower())
+        opening = False
+    return found
+
+
+def mentions(text: str, wanted: set[str]) -> bool:
+    """Whether ``text`` has any of the words ``wanted`` (lower-cased), as whole words."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    return not wanted.isdisjoint(words)
 
 
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
@@ -168,17 +194,27 @@ class LexicalIndex:
         found = np.flatnonzero(scores > 0)
         if not len(found) or k <= 0:
             return LexicalHits([], np.zeros(0))
-        # Best first; rows past the first 4k are looked at only when the filter is narrow.
-        order = found[np.argsort(-scores[found], kind="stable")]
-        ids, kept = [], []
-        for doc in order:
-            memory_id = self._doc_ids[doc]
-            if allowed is None or allowed(memory_id):
-                ids.append(memory_id)
-                kept.append(float(scores[doc]))
-                if len(ids) == k:
-                    break
+        # Best first; rows past the first 4k are sorted only when the filter is narrow.
+        head = min(len(found), 4 * k)
+        for order in (self._best(found, scores, head), self._best(found, scores, len(found))):
+            ids, kept = [], []
+            for doc in order:
+                memory_id = self._doc_ids[doc]
+                if allowed is None or allowed(memory_id):
+                    ids.append(memory_id)
+                    kept.append(float(scores[doc]))
+                    if len(ids) == k:
+                        break
+            if len(ids) == k or len(order) == len(found):
+                break
         return LexicalHits(ids, np.asarray(kept, dtype=np.float64))
+
+    @staticmethod
+    def _best(found: NDArray[np.int64], scores: NDArray[np.float64], n: int) -> NDArray[np.int64]:
+        """The ``n`` best of ``found`` by score, best first (ties by document order)."""
+        if n < len(found):
+            found = np.sort(found[np.argpartition(-scores[found], n - 1)[:n]])
+        return found[np.argsort(-scores[found], kind="stable")]
 
     # --- building -------------------------------------------------------------------------
 

@@ -9,12 +9,13 @@ from reading pending learned state through the ``learned`` callback.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import (
     RankWeights,
     blended_relevance,
@@ -103,9 +104,11 @@ def phase_a(
     links: Mapping[str, float] | None = None,
     k2: int | None = None,
     text: str | None = None,
+    query: str | None = None,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
     and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
+    ``query`` (the question's words, for links' name check) defaults to ``text``.
 
     With ``cache`` the search is the exact in-memory scan (packs/recall/vector_cache.py);
     LanceDB answers when there is none or it stands aside (too many rows to hold).
@@ -141,7 +144,7 @@ def phase_a(
                 positions = np.concatenate([positions, extra.positions])
                 similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
         columns = cache.columns(positions)
-        return _candidates(columns, similarity, links, lex_ids, lex_scores, text)
+        return _candidates(columns, similarity, links, lex_ids, lex_scores, text, query)
     found = _indexed_top_k(store, vector, k1, clause)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
@@ -167,7 +170,7 @@ def phase_a(
         if added:
             similarity = np.concatenate([similarity, columns.pop("_similarity")])
         columns.pop("_similarity", None)
-    return _candidates(columns, similarity, links, found_ids or [], found_scores, text)
+    return _candidates(columns, similarity, links, found_ids or [], found_scores, text, query)
 
 
 def _indexed_lexical(
@@ -210,9 +213,10 @@ def _candidates(
     lex_ids: list[str],
     lex_scores: np.ndarray,
     text: str | None,
+    query: str | None,
 ) -> Candidates:
     """The pool, with each member's place in the BM25 list ``lex_ids``."""
-    ranked = _ranked(links, columns["id"], similarity)
+    ranked = _ranked(_named(links, query or text, columns), columns["id"], similarity)
     if text is None:
         return Candidates(columns, similarity, ranked)
     place = {m: r for r, m in enumerate(lex_ids)}
@@ -256,6 +260,20 @@ def _competing(
     return {m: key for m, key in links.items() if key >= bar}
 
 
+def _named(
+    links: Mapping[str, float] | None, text: str | None, columns: dict[str, list[Any]]
+) -> Mapping[str, float] | None:
+    """The links whose memory mentions a name the query mentions, when it mentions any:
+    a past question about Grace does not vouch for Grace's turn to a question about
+    Melanie, however alike the two questions embed (names barely move a sentence
+    embedding). A link dropped here leaves its memory to rank by its own similarity."""
+    wanted = names(text) if links and text else set()
+    if not wanted or links is None:
+        return links
+    texts = {m: row_text(columns, i) for i, m in enumerate(columns["id"]) if m in links}
+    return {m: key for m, key in links.items() if mentions(texts.get(m, ""), wanted)}
+
+
 def _ranked(
     links: Mapping[str, float] | None, ids: list[str], similarity: np.ndarray
 ) -> np.ndarray | None:
@@ -275,6 +293,10 @@ def phase_b(
     explore: np.random.Generator | None = None,
 ) -> Ranked:
     """Blend z-scored similarity, utility and confidence; keep the top ``k2``.
+
+    ``explore`` (recall's generator) turns exploration on: the bonus of unrewarded
+    knowledge and, with ``thompson_scale``, a posterior draw of ``U(m | q)``. Without it
+    (``search``) the ranking is the current best estimate, the same on every call.
 
     With ``contextual``, the utility blended is the query-conditioned ``U(m | q)`` and the
     confidence blended counts only as far as the memory's evidence is from queries like
@@ -301,10 +323,13 @@ def phase_b(
             )
     knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
     unrewarded_knowledge = knowledge & (rewards == 0)
+    weights = rank_weights(settings)
+    if explore is None:  # search exploits: no exploration bonus, no draw
+        weights = replace(weights, explore_bonus=0.0)
     relevance = cand.ranking_similarity
     if cand.lexical_rank is not None and cand.lexical is not None:
         if settings.lexical == "zscore":
-            relevance = blended_relevance(relevance, cand.lexical, rank_weights(settings),
+            relevance = blended_relevance(relevance, cand.lexical, weights,
                                           settings.lexical_weight)  # fmt: skip
         else:
             relevance = fused_relevance(
@@ -312,7 +337,7 @@ def phase_b(
             )
     ranking = rerank(
         relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
-        rank_weights(settings), k2,
+        weights, k2,
     )  # fmt: skip
     context_values = None if contextual is None else ranked_utility
     items = []

@@ -89,7 +89,7 @@ class RecallService:
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
             words = text if s.lexical != "off" else None
             candidates = phase_a(
-                self._store, vector, k1, clause, s.delta, cache, links, k2, words
+                self._store, vector, k1, clause, s.delta, cache, links, k2, words, text
             )
             explore = self._explore(s.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, self._learned.effective, s, k2, context, explore)

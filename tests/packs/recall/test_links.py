@@ -211,3 +211,35 @@ def test_a_memory_that_failed_nearest_this_question_is_not_linked():
     assert "rule 3" in index.linked(topic5, 0.8, 0.2, margin=0.15, limit=3)
     index.add("rule 3", topic5, -1.0)
     assert index.linked(topic5, 0.8, 0.2, margin=0.15, limit=3) == {}
+
+
+# Names (issue 20): a question about one person must not borrow what helped a question
+# about another, however alike the two embed.
+ABOUT_GRACE = "how long did the doctor tell Grace to rest"
+GRACE_TURN = "Grace: six weeks of rest, says the doctor"
+OTHER_TURN = "the weather was lovely on the coast"
+AGAIN_GRACE = "how many weeks did Grace have to rest"
+ABOUT_MELANIE = "how long did the doctor tell Melanie to rest"
+VECTORS.update({
+    ABOUT_GRACE: unit((0, 1.0)),
+    GRACE_TURN: unit((0, 0.40), (2, 0.9)),
+    OTHER_TURN: unit((0, 0.70), (1, 0.7)),
+    AGAIN_GRACE: unit((0, 0.85), (3, 0.5)),
+    ABOUT_MELANIE: unit((0, 0.85), (4, 0.5)),  # as near as AGAIN_GRACE, in embedding space
+})  # fmt: skip
+
+
+def test_a_link_does_not_carry_one_persons_answer_to_a_question_about_another(tmp_path):
+    with Pack.open("names", tmp_path, embedder=TableEmbedder(),  # type: ignore[arg-type]
+                   settings={"k1": 2, "k2": 2, "lexical": "off"}) as pack:  # fmt: skip
+        turn, other = pack.add_knowledge(
+            [KnowledgeChunk(GRACE_TURN, "chat", 0), KnowledgeChunk(OTHER_TURN, "chat", 1)]
+        )
+        for _ in range(3):
+            episode = pack.recall(ABOUT_GRACE).episode_id or ""
+            pack.apply_reward(episode, 1.0, source="explicit", signal="rating", memory_ids=[turn])
+            pack.apply_reward(episode, -1.0, source="explicit", signal="rating", memory_ids=[other])
+        pack.configure(k1=1, k2=1)
+        assert pack.search(AGAIN_GRACE).ids == [turn]  # the link: Grace asked again
+        found = pack.search(ABOUT_MELANIE)
+        assert found.ids == [other] and found.candidate_count == 2  # fetched, not lifted
