@@ -146,7 +146,7 @@ def build_pack(
                 for j, (i, b) in enumerate(zip(idx, base, strict=True))
             ]
             pack.store.append(schemas.MEMORIES, pa.Table.from_pylist(rows, schema=schema))
-        pack.store.compact(schemas.MEMORIES)
+        pack.store.optimize(schemas.MEMORIES)
     return time.perf_counter() - start
 
 
@@ -193,5 +193,5 @@ def build_knowledge_pack(root: Path, name: str, size: int, seed: int) -> tuple[f
             KnowledgeChunk(text, f"bench://doc-{i // 40}", i, f"Doc {i // 40}")
             for i, text in enumerate(texts)
         )
-        pack.store.compact(schemas.MEMORIES)
+        pack.store.optimize(schemas.MEMORIES)
     return time.perf_counter() - start, texts

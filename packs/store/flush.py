@@ -294,7 +294,7 @@ class Flusher:
             if count < settings.compact_every_commits:
                 continue
             try:
-                self._store.compact(name, timedelta(hours=settings.version_retention_hours))
+                self._store.optimize(name, timedelta(hours=settings.version_retention_hours))
                 self._commits[name] = 0
             except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
                 log.warning("Compaction of %s deferred: %s", name, exc)

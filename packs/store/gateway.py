@@ -242,11 +242,6 @@ class PackStore:
                 time.sleep(random.uniform(0.5, 1.5) * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def compact(self, name: str, retention: timedelta | None = None) -> None:
-        """Merge small fragments of ``name`` and drop versions older than ``retention``
-        (LanceDB's default, 7 days, when None); younger versions stay for time travel."""
-        self.optimize(name, retention)
-
     def drop_all(self) -> None:  # wolfie demo --fresh
         self.require_writable("drop the Pack")
         with storage_step(self.location, "drop tables"):
@@ -369,9 +364,10 @@ class PackStore:
 
     # --- maintenance -----------------------------------------------------------------------
 
-    def optimize(self, name: str, retention: timedelta | None) -> int:
-        """Compact ``name`` and drop versions older than ``retention``; returns how many
-        versions were removed."""
+    def optimize(self, name: str, retention: timedelta | None = None) -> int:
+        """Merge small fragments of ``name``, update its indexes and drop versions older
+        than ``retention`` (LanceDB's default, 7 days, when None; younger ones stay for
+        time travel); returns how many versions were removed."""
         self.require_writable(f"optimize {name!r}")
         table = self._table(name)
         with storage_step(self.location, f"optimize {name!r}"):

@@ -65,8 +65,8 @@ def test_the_seed_replays_the_draws(tmp_path):
 
 
 def test_a_failure_weighs_less_on_a_memory_with_a_good_record_here(tmp_path):
-    with Pack.open("blame", tmp_path, embedder=SeededEmbedder(16),  # type: ignore[arg-type]
-                   settings={"delta": -1.0, "k1": 4, "k2": 2, "blame_relief": 1.0}) as pack:  # fmt: skip
+    settings = {"delta": -1.0, "k1": 4, "k2": 2, "blame_relief": 1.0}
+    with Pack.open("blame", tmp_path, embedder=SeededEmbedder(16), settings=settings) as pack:  # type: ignore[arg-type]
         pack.add_knowledge([KnowledgeChunk(f"note {i}", "notes.md", i) for i in range(4)])
         first = pack.recall(QUESTION)
         good = first.ids[0]

@@ -145,7 +145,7 @@ def test_compaction_and_own_flushes_keep_results_exact(pack):
         recall = pack.recall(f"question {i}")
         pack.feedback(recall.episode_id or "", 1.0 if i % 2 else -1.0)
     pack.flush()
-    pack.store.compact(schemas.MEMORIES)
+    pack.store.optimize(schemas.MEMORIES)
     for i in range(10):
         assert cached(pack, f"question {i}")[0] == exact(pack, f"question {i}")[0]
     assert pack._recall.vectors.rows == 1200
