@@ -37,7 +37,7 @@ class PackSettings:
     explore_bonus: float = 0.1
     dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD
     z_floor_similarity: float = 0.02
-    z_floor_utility: float = 0.1
+    z_floor_utility: float = 0.3
     z_floor_confidence: float = 0.1
     z_clip: float = 3.0
     failure_utility: float = -0.3
