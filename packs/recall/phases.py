@@ -161,15 +161,10 @@ def phase_a(
             columns[column] += extra[column].to_pylist()
         extra_similarity = similarity_from_distance(extra["_distance"].to_numpy())
         similarity = np.concatenate([similarity, extra_similarity])
-    listed = len(similarity)
-    found_ids, found_scores = _indexed_lexical(store, text, vector, k1, clause, columns)
+    found_ids, found_scores, added = _indexed_lexical(store, text, vector, k1, clause, columns)
     if found_ids is None:
         text = None  # a Pack made before its full-text index, opened read-only
-    else:
-        added = len(columns["id"]) - listed
-        if added:
-            similarity = np.concatenate([similarity, columns.pop("_similarity")])
-        columns.pop("_similarity", None)
+    similarity = np.concatenate([similarity, added])
     return _candidates(columns, similarity, links, found_ids or [], found_scores, text, query)
 
 
@@ -180,23 +175,26 @@ def _indexed_lexical(
     k1: int,
     clause: str | None,
     columns: dict[str, list[Any]],
-) -> tuple[list[str] | None, np.ndarray]:
-    """LanceDB's BM25 top-``k1`` under ``clause`` (its full-text index); the rows not yet
-    in ``columns`` are appended to it, their cosine in ``columns["_similarity"]``."""
+) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
+    """LanceDB's BM25 top-``k1`` under ``clause`` (its full-text index): its ids (None
+    without the index) and scores; the rows not yet in ``columns`` are appended to it,
+    and their cosine similarities returned last."""
+    none = np.zeros(0)
     if text is None:
-        return [], np.zeros(0)
+        return [], none, none
     found = text_search(store, text, [*CANDIDATE_COLUMNS, VECTOR_COLUMN], clause, k1)
     if found is None:
-        return None, np.zeros(0)
+        return None, none, none
     lex_ids = found["id"].to_pylist()
     pooled = set(columns["id"])
     new = [i for i, m in enumerate(lex_ids) if m not in pooled]
+    added = none
     if new:
         rows = found.take(pa.array(new, type=pa.int64()))
         for column in CANDIDATE_COLUMNS:
             columns[column] += rows[column].to_pylist()
-        columns["_similarity"] = list(_cosine(rows[VECTOR_COLUMN], vector))
-    return lex_ids, found[SCORE_COLUMN].to_numpy().astype(np.float64)
+        added = _cosine(rows[VECTOR_COLUMN], vector)
+    return lex_ids, found[SCORE_COLUMN].to_numpy().astype(np.float64), added
 
 
 def _cosine(column: pa.ChunkedArray, vector: np.ndarray) -> np.ndarray:
