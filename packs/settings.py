@@ -60,6 +60,10 @@ class PackSettings:
     thompson_scale: float = 0.0  # sd of recall's posterior draw of U(m|q) with no evidence
     explore_seed: int = 0  # seeds each handle's draws, so a run can be replayed
     blame_relief: float = 0.0  # a failure weighs 1 - relief * max(0, U(m|q)) per item
+    spread: float = 0.0  # adjacency links: share of a neighbour chunk's score it passes on
+    spread_decay: float = 0.5  # per extra position of distance (packs/recall/spread.py)
+    spread_hops: int = 1  # neighbours this many positions away in one source
+    inhibition: float = 0.0  # a pick lowers its cluster neighbours' scores by this
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -74,8 +78,10 @@ class PackSettings:
             _check_range(name, getattr(self, name), 0.0, 100.0, low_open=True)
         _check_range("log_flush_seconds", self.log_flush_seconds, 0.0, 86_400.0)
         _check_range("version_retention_hours", self.version_retention_hours, 0.0, 24.0 * 365)
-        if isinstance(self.context_links, bool) or not isinstance(self.context_links, int) or not (
-            0 <= self.context_links <= 100
+        if (
+            isinstance(self.context_links, bool)
+            or not isinstance(self.context_links, int)
+            or not (0 <= self.context_links <= 100)
         ):
             raise InvalidSettings(
                 f"context_links must be an int from 0 to 100, got {self.context_links!r}."
@@ -99,6 +105,17 @@ class PackSettings:
         _check_range("lexical_weight", self.lexical_weight, 0.0, 10.0)
         _check_range("thompson_scale", self.thompson_scale, 0.0, 2.0)
         _check_range("blame_relief", self.blame_relief, 0.0, 1.0)
+        _check_range("spread", self.spread, 0.0, 1.0)
+        _check_range("spread_decay", self.spread_decay, 0.0, 1.0)
+        _check_range("inhibition", self.inhibition, 0.0, 10.0)
+        if (
+            isinstance(self.spread_hops, bool)
+            or not isinstance(self.spread_hops, int)
+            or not (0 <= self.spread_hops <= 8)
+        ):
+            raise InvalidSettings(
+                f"spread_hops must be an int from 0 to 8, got {self.spread_hops!r}."
+            )
         if isinstance(self.explore_seed, bool) or not isinstance(self.explore_seed, int):
             raise InvalidSettings(f"explore_seed must be an int, got {self.explore_seed!r}.")
         if self.context_kernel not in KERNELS:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import (
     RankWeights,
@@ -24,20 +25,13 @@ from packs.recall.ranking import (
     similarity_from_distance,
     thompson_draw,
 )
+from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
 from packs.rewards.ema import LearnedState
 from packs.settings import PackSettings
 from packs.store import schemas
-from packs.store.filters import sql_literal
-from packs.store.fulltext import SCORE_COLUMN, text_search
-from packs.store.gateway import VECTOR_COLUMN, PackStore
-
-CANDIDATE_COLUMNS = [
-    "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
-    "confidence", "usage_count", "reward_count", "signal_polarity", "source", "title",
-    "start_s", "end_s",
-]  # fmt: skip
+from packs.store.gateway import PackStore
 
 # (memory id, stored learned state) -> (effective state, pending uses)
 LearnedLookup = Callable[[str, LearnedState], tuple[LearnedState, int]]
@@ -105,6 +99,7 @@ def phase_a(
     k2: int | None = None,
     text: str | None = None,
     query: str | None = None,
+    hops: int = 0,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
     and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
@@ -114,38 +109,14 @@ def phase_a(
     LanceDB answers when there is none or it stands aside (too many rows to hold).
     ``links`` (memory id -> key similarity, associative links) count where a key would
     have put its memory among the ``k2`` best by similarity: the memory joins the pool
-    if it is not in it, and ranks by the better of its similarity and its key. The
-    filter binds both sides.
+    if it is not in it, and ranks by the better of its similarity and its key. With
+    ``hops``, the chunks within ``hops`` positions of the ``k2`` best by cosine and by
+    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all.
     """
     k2 = k1 if k2 is None else k2
-    name = schemas.MEMORIES
-    if cache is not None and cache.sync(store, name, CANDIDATE_COLUMNS):
-        mask = cache.allowed(store, name, clause) if clause else None
-        hits = cache.top_k(vector, k1, mask)
-        similarity = similarity_from_distance(hits.distance)
-        positions = hits.positions[similarity >= delta]
-        similarity = similarity[similarity >= delta]
-        ids = cache.ids(positions)
-        links = _competing(links, similarity, delta, k2)
-        extra_ids = [m for m in links if m not in set(ids)]
-        if extra_ids:
-            extra = cache.lookup(vector, extra_ids, mask)
-            positions = np.concatenate([positions, extra.positions])
-            similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
-        lex_ids: list[str] = []
-        lex_scores = np.zeros(0)
-        if text is not None:
-            lex_positions, lex_scores = cache.lexical_top_k(text, k1, mask)
-            lex_ids = cache.ids(lex_positions)
-            pooled = set(cache.ids(positions))
-            new = [m for m in lex_ids if m not in pooled]
-            if new:
-                extra = cache.lookup(vector, new, mask)
-                positions = np.concatenate([positions, extra.positions])
-                similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
-        columns = cache.columns(positions)
-        return _candidates(columns, similarity, links, lex_ids, lex_scores, text, query)
-    found = _indexed_top_k(store, vector, k1, clause)
+    if cache is not None and cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS):
+        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops)
+    found = indexed_top_k(store, vector, k1, clause)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
     ordered = found.take(pa.array(kept, type=pa.int64()))
@@ -153,55 +124,69 @@ def phase_a(
     similarity = similarity[kept]
     links = _competing(links, similarity, delta, k2)
     extra_ids = [m for m in links if m not in set(columns["id"])]
-    if extra_ids:
-        id_clause = f"id IN ({', '.join(sql_literal(m) for m in extra_ids)})"
-        where = id_clause if clause is None else f"({clause}) AND {id_clause}"
-        extra = store.search(name, vector, CANDIDATE_COLUMNS, where, limit=len(extra_ids))
-        for column in CANDIDATE_COLUMNS:
-            columns[column] += extra[column].to_pylist()
-        extra_similarity = similarity_from_distance(extra["_distance"].to_numpy())
-        similarity = np.concatenate([similarity, extra_similarity])
-    found_ids, found_scores, added = _indexed_lexical(store, text, vector, k1, clause, columns)
+    similarity = np.concatenate(
+        [similarity, indexed_rows(store, vector, extra_ids, clause, columns)]
+    )
+    found_ids, found_scores, added = indexed_lexical(store, text, vector, k1, clause, columns)
     if found_ids is None:
         text = None  # a Pack made before its full-text index, opened read-only
     similarity = np.concatenate([similarity, added])
+    if hops:
+        place = {m: i for i, m in enumerate(columns["id"])}
+        seeds = [*range(min(k2, len(kept))), *(place[m] for m in (found_ids or [])[:k2])]
+        near = _new(columns["id"], _neighbours(columns, seeds, hops))
+        added = indexed_rows(store, vector, near, clause, columns)
+        similarity = np.concatenate([similarity, added])
     return _candidates(columns, similarity, links, found_ids or [], found_scores, text, query)
 
 
-def _indexed_lexical(
-    store: PackStore,
-    text: str | None,
-    vector: np.ndarray,
-    k1: int,
-    clause: str | None,
-    columns: dict[str, list[Any]],
-) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
-    """LanceDB's BM25 top-``k1`` under ``clause`` (its full-text index): its ids (None
-    without the index) and scores; the rows not yet in ``columns`` are appended to it,
-    and their cosine similarities returned last."""
-    none = np.zeros(0)
-    if text is None:
-        return [], none, none
-    found = text_search(store, text, [*CANDIDATE_COLUMNS, VECTOR_COLUMN], clause, k1)
-    if found is None:
-        return None, none, none
-    lex_ids = found["id"].to_pylist()
-    pooled = set(columns["id"])
-    new = [i for i, m in enumerate(lex_ids) if m not in pooled]
-    added = none
-    if new:
-        rows = found.take(pa.array(new, type=pa.int64()))
-        for column in CANDIDATE_COLUMNS:
-            columns[column] += rows[column].to_pylist()
-        added = _cosine(rows[VECTOR_COLUMN], vector)
-    return lex_ids, found[SCORE_COLUMN].to_numpy().astype(np.float64), added
+def _cached(
+    cache: VectorCache, store: PackStore, vector: np.ndarray, k1: int, clause: str | None,
+    delta: float, links: Mapping[str, float] | None, k2: int, text: str | None,
+    query: str | None, hops: int,
+) -> Candidates:  # fmt: skip
+    """Phase A on the in-memory scan and its BM25 index."""
+    mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
+    hits = cache.top_k(vector, k1, mask)
+    similarity = similarity_from_distance(hits.distance)
+    positions = hits.positions[similarity >= delta]
+    similarity = similarity[similarity >= delta]
+    found = len(positions)
+    links = _competing(links, similarity, delta, k2)
+
+    def join(ids: list[str]) -> None:
+        nonlocal positions, similarity
+        extra = cache.lookup(vector, _new(cache.ids(positions), ids), mask)
+        positions = np.concatenate([positions, extra.positions])
+        similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
+
+    join(list(links))
+    lex_ids: list[str] = []
+    lex_scores = np.zeros(0)
+    if text is not None:
+        lex_positions, lex_scores = cache.lexical_top_k(text, k1, mask)
+        lex_ids = cache.ids(lex_positions)
+        join(lex_ids)
+    columns = cache.columns(positions)
+    if hops:
+        place = {m: i for i, m in enumerate(columns["id"])}
+        seeds = [*range(min(k2, found)), *(place[m] for m in lex_ids[:k2])]
+        before = len(positions)
+        join(_neighbours(columns, seeds, hops))
+        if len(positions) > before:
+            extra = cache.columns(positions[before:])
+            columns = {name: columns[name] + extra[name] for name in columns}
+    return _candidates(columns, similarity, links, lex_ids, lex_scores, text, query)
 
 
-def _cosine(column: pa.ChunkedArray, vector: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(column.to_pylist(), dtype=np.float64)
-    q = np.asarray(vector, dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
-    return np.divide(matrix @ q, norms, out=np.zeros(len(matrix)), where=norms > 0)
+def _neighbours(columns: dict[str, list[Any]], seeds: list[int], hops: int) -> list[str]:
+    return neighbour_ids(columns["source"], columns["source_position"], seeds, hops)
+
+
+def _new(pooled: list[str], ids: list[str]) -> list[str]:
+    """``ids`` not in the pool yet, in order."""
+    have = set(pooled)
+    return [m for m in ids if m not in have]
 
 
 def _candidates(
@@ -221,28 +206,6 @@ def _candidates(
     rank = np.array([place.get(m, -1) for m in columns["id"]], dtype=np.int64)
     scores = np.where(rank >= 0, lex_scores[np.maximum(rank, 0)] if len(lex_scores) else 0.0, 0.0)
     return Candidates(columns, similarity, ranked, rank, scores)
-
-
-# LanceDB's filtered search over-fetches this many times k1 unfiltered, then filters.
-# Hand-set: k1 rows are very likely to pass a filter that most rows pass (the visibility
-# clause of a Pack with few scoped rows); otherwise the prefiltered search runs.
-POSTFILTER_OVERFETCH = 4
-
-
-def _indexed_top_k(store: PackStore, vector: np.ndarray, k1: int, clause: str | None) -> pa.Table:
-    """LanceDB's top-``k1`` under ``clause``: first the unfiltered top ``4 k1`` filtered
-    afterwards, which is exact whenever ``k1`` of them pass (every passing row beyond
-    them is further away), then, if fewer pass, the prefiltered search. Evaluating the
-    clause on every row costs about 45 ms at 1M rows (docs/recall.md); on a few dozen
-    found rows it is free."""
-    if clause is not None:
-        found = store.search(
-            schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause,
-            limit=k1 * POSTFILTER_OVERFETCH, prefilter=False,
-        )  # fmt: skip
-        if found.num_rows >= k1:
-            return found.slice(0, k1)
-    return store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause, limit=k1)
 
 
 def _competing(
@@ -337,6 +300,12 @@ def phase_b(
         relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
         weights, k2,
     )  # fmt: skip
+    if settings.spread > 0 or settings.inhibition > 0:  # adjacency links
+        hops = settings.spread_hops
+        dist = distances(col["source"], col["source_position"])
+        score = spread(ranking.score, dist, settings.spread, settings.spread_decay, hops)
+        order = inhibited_order(score, dist, settings.inhibition, hops, k2)
+        ranking = replace(ranking, score=score, order=order)
     context_values = None if contextual is None else ranked_utility
     items = []
     for i in ranking.order:

@@ -89,7 +89,17 @@ class RecallService:
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
             words = text if s.lexical != "off" else None
             candidates = phase_a(
-                self._store, vector, k1, clause, s.delta, cache, links, k2, words, text
+                self._store,
+                vector,
+                k1,
+                clause,
+                s.delta,
+                cache,
+                links,
+                k2,
+                words,
+                text,
+                s.spread_hops if s.spread > 0 else 0,
             )
             explore = self._explore(s.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, self._learned.effective, s, k2, context, explore)
@@ -126,7 +136,12 @@ class RecallService:
         self.load_context()
         index = self.context
         return lambda memory_id, q: index.assess(
-            memory_id, vector, q, s.context_theta, s.context_kappa, s.context_prior,
+            memory_id,
+            vector,
+            q,
+            s.context_theta,
+            s.context_kappa,
+            s.context_prior,
             s.context_kernel,
         )
 
