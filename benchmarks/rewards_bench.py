@@ -36,7 +36,7 @@ import polars as pl
 import pyarrow as pa
 
 from packs import KnowledgeChunk, Pack
-from packs.rewards.replay import ORDER, REPLAY_COLUMNS, replay, replay_loop
+from packs.rewards.replay import ORDER, replay, replay_loop
 from packs.store import schemas as S
 
 OUT = Path("out/bench")
@@ -100,8 +100,8 @@ def bench_replay(n: int, repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as root, Pack.open("replay", root) as pack:
         pack.store.append(S.REWARD_EVENTS, synthetic_events(n, 10_000))
         started = time.perf_counter()
-        # the columns rebuild_utilities() reads (packs.rewards.replay.REPLAY_COLUMNS), for both
-        arrow = pack.store.scan(S.REWARD_EVENTS, list(REPLAY_COLUMNS))
+        # the columns rebuild_utilities() reads (every column, packs/rewards/rebuild.py), for both
+        arrow = pack.store.scan(S.REWARD_EVENTS, S.REWARD_EVENTS_SCHEMA.names)
         read_s = time.perf_counter() - started
     times: dict[str, list[float]] = {"polars": [], "loop": []}
     result: dict[str, Any] = {}

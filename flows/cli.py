@@ -22,6 +22,7 @@ from flows.commands import register_all
 from flows.commands.render import ranking_table, text_panel
 from flows.runtime import configure_offline
 from packs.errors import WolfieError
+from packs.extras import missing_extra
 
 configure_offline()
 
@@ -120,11 +121,25 @@ def main() -> None:
         sys.exit(exc.exit_code)  # type: ignore[attr-defined]
     except _ABORTS:
         sys.exit(1)
+    except ModuleNotFoundError as exc:  # an optional part of the install
+        missing = missing_extra(exc, f"wolfie {_command()}")
+        if missing is None:
+            raise
+        _fail(missing)
     except WolfieError as exc:
-        message = Text.assemble(("Error: ", "red"), str(exc))
-        Console(stderr=True).print(message, highlight=False, soft_wrap=True)
-        sys.exit(2)
+        _fail(exc)
     sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)
+
+
+def _fail(error: WolfieError) -> None:
+    message = Text.assemble(("Error: ", "red"), str(error))
+    Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+    sys.exit(2)
+
+
+def _command() -> str:
+    words = [a for a in sys.argv[1:] if not a.startswith("-")]
+    return words[0] if words else ""
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import Any
 from flows import agent_tools
 from flows.agent_tools import Recalled, Rewarded
 from packs.errors import InvalidInput
+from packs.extras import require
 from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.recall.scopes import SCOPE_KEY
@@ -114,6 +115,7 @@ def start_ingest(pack: str, root: str | None, sources: Sequence[str]) -> IngestS
         raise InvalidInput(f"sources must be a list of 1 to {MAX_SOURCES} URLs or paths.")
     if not all(isinstance(s, str) and s.strip() and "\x00" not in s for s in sources):
         raise InvalidInput("Every source must be a non-empty URL or path string.")
+    require("batch", "MCP ingest")  # the run is a Prefect flow
     run_id = f"mcp-ingest-{uuid.uuid4().hex[:12]}"
     log_dir = Path(tempfile.gettempdir()) / "wolfie-mcp-ingest"
     log_dir.mkdir(parents=True, exist_ok=True)

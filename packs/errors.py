@@ -148,3 +148,7 @@ class IngestFailed(WolfieError, RuntimeError):
 def is_transient(exc: BaseException) -> bool:
     """True when retrying the step that raised ``exc`` may succeed."""
     return isinstance(exc, TransientError)
+
+
+class MissingExtra(WolfieError, ImportError):
+    """A command needs an optional part of the install (``packs/extras.py``)."""

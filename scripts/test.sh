@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,st]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[all,test,st]'
 
 # Debian packages the tests need (speech fixtures, media muxing, the UI browser test).
 DEBIAN_PACKAGES=(espeak-ng ffmpeg pocketsphinx-testdata chromium)

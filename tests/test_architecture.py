@@ -166,7 +166,8 @@ def test_packs_reads_no_environment_at_import():
 
 @cache
 def defined_names(package: str) -> set[str]:
-    """Names a package's ``__init__`` binds (imports, assignments, functions, classes)."""
+    """Names a package's ``__init__`` binds (imports, assignments, functions, classes, and
+    the lazy exports its ``__all__`` names)."""
     tree = ast.parse(modules()[package].read_text(encoding="utf-8"))
     names = set()
     for node, _ in _walk(tree, True):
@@ -176,7 +177,17 @@ def defined_names(package: str) -> set[str]:
             names.add(node.name)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
+        if _is_all(node):  # lazy exports (packs/lazy.py): tests/packs/test_exported_members.py
+            names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
     return names
+
+
+def _is_all(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        and isinstance(node.value, ast.List)
+    )
 
 
 def test_every_project_import_resolves_in_this_checkout():

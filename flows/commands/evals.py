@@ -20,7 +20,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evals.evalset import load_eval_set
 from packs.errors import InvalidInput, WolfieError
 
 console = Console()
@@ -156,6 +155,7 @@ def _require_pack(pack: str, root: str | None) -> None:
 
 def _store_eval_set(pack: str, root: str | None, eval_set: str | None, create: bool) -> str:
     """Store the ``--eval-set`` file with the Pack; returns the name it is stored under."""
+    from evals.evalset import load_eval_set
     from packs.pack import Pack
     from packs.store.eval_sets import store_eval_set
 

@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from packs.errors import WolfieError
 from packs.ingest.documents import KINDS as DOCUMENT_KINDS
 
 if TYPE_CHECKING:
@@ -65,9 +66,11 @@ def ingest(
 ) -> None:
     """Ingest media (transcribed, chunked by time) and documents (chunked by heading)."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")  # the summary says what failed
+    missing = _missing(sources)  # fails in a second, before any flow starts
+    sources = [s for s in sources if s not in missing]
     documents = [s for s in sources if _is_document(s)]
     media = [s for s in sources if s not in documents]
-    failed = 0
+    failed = len(missing)
     if documents:
         failed += _ingest_documents(documents, pack, root)
     if media:
@@ -78,6 +81,23 @@ def ingest(
         failed += _ingest_media(media, pack, root, transcribe, chunking, refresh, work_dir, dask)
     if failed:
         raise typer.Exit(2)
+
+
+def _missing(sources: list[str]) -> list[str]:
+    """The local paths that don't exist, each reported; the rest still run."""
+    from packs.ingest.sources import check_path
+
+    missing = []
+    for source in sources:
+        if "://" in source or Path(source).expanduser().exists():
+            continue
+        try:
+            check_path(source)
+        except WolfieError as exc:
+            missing.append(source)
+            message = Text.assemble(("FAILED ", "red"), source, "\n  ", type(exc).__name__)
+            console.print(Text.assemble(message, ": ", str(exc)), soft_wrap=True)
+    return missing
 
 
 def _is_document(source: str) -> bool:

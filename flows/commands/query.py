@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from packs.errors import InvalidFilter
-from packs.store.query import AllOf
 
 # What `wolfie query TABLE` shows as a table when --columns is not given: the columns a
 # reader scans first, narrow enough for 100 terminal columns. CSV and JSON keep them all.
@@ -44,6 +43,8 @@ def parse_where(expressions: list[str]) -> dict[str, object]:
     A value that reads as a JSON number, true, false or null is typed; anything else is
     a string, passed as an escaped literal. Several filters on one column are ANDed.
     """
+    from packs.store.query import AllOf  # the store loads LanceDB: not for --help
+
     conditions: dict[str, list[tuple[str, object]]] = {}
     for text in expressions:
         match = _EXPRESSION.match(text)

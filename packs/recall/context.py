@@ -174,10 +174,6 @@ class ContextIndex:
             self._links.drop([evicted])
             self._unlinked.discard(evicted)
 
-    def extend(self, rows: Iterable[tuple[str, NDArray[np.floating], float]]) -> None:
-        for memory_id, query, reward in rows:
-            self.add(memory_id, query, reward)
-
     def kernel(self, theta: float, failures: bool = True) -> Kernel:
         """The transfer kernel calibrated on these histories (``packs/recall/kernel.py``),
         refitted once they grew by RECALIBRATE_GROWTH."""

@@ -22,10 +22,6 @@ import polars as pl
 from packs.rewards.ema import DIRECTION_EPS, confidence_step, ema_step
 
 ORDER = ["memory_id", "created_at", "writer", "seq"]
-# What a replay reads from the reward log.
-REPLAY_COLUMNS = (
-    "memory_id", "created_at", "writer", "seq", "value", "alpha", "weight", "confidence_rate",
-)  # fmt: skip
 # exp(-L) may grow to exp(CHUNK_LOG + one step) inside a chunk: 600 + 27.6 < 709, the
 # float64 exponent limit. A step with a = 1 is clamped to 1 - 1e-12 (log = -27.6), which
 # changes Q by at most 1e-12: inside float tolerance.

@@ -67,9 +67,6 @@ class WriteBuffer:
     def pending_rows(self, table: str) -> list[dict[str, Any]]:
         return self._rows.get(table, [])
 
-    def pending_memory(self, memory_id: str) -> PendingMemory | None:
-        return self._memories.get(memory_id)
-
     def effective(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
         """The learned state with pending steps applied, and the pending use count."""
         pending = self._memories.get(memory_id)
