@@ -107,7 +107,10 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         for size in sorted(args.limit_sizes):
             limits.append(run_limit(root, size, timed, warmup, args.seed))
             last = limits[-1]
-            print(f"{size:,} rows: recall/scan p50 {last.recall_over_scan:.2f}x, recall/(scan+bm25) {last.recall_over_hybrid:.2f}x", flush=True)
+            print(
+                f"{size:,} rows: recall/scan p50 {last.recall_over_scan:.2f}x, recall/(scan+bm25) {last.recall_over_hybrid:.2f}x",
+                flush=True,
+            )
     if "embedding" in args.sections:
         queries = held_out(args.queries, args.seed + 1)
         embedding = run_embedding(queries, args.ingest_chunks, args.ingest_repeats, args.seed)

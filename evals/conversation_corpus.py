@@ -89,8 +89,10 @@ class Event:
     echo: str = ""  # the friend, later, in passing: the words again, and no answer
 
 
+# The events read best with one template per line, so the formatter leaves them.
 # Evidence: "say", "follow" or "both". {P} is the person, {O} the friend, {month} the
 # month of the "say" session; other slots are drawn from ``slots``.
+# fmt: off
 EVENTS = [
     Event(
         "Guess what, I signed up for a {craft} class at the community centre! First one was Tuesday.",
@@ -240,6 +242,7 @@ EVENTS = [
         echo="How's the recovery going? I keep thinking about you {activity} again.",
     ),
 ]
+# fmt: on
 
 
 def _fill(text: str, values: dict[str, str]) -> str:

@@ -74,14 +74,10 @@ def recall(
     """A scoped ranking with one flat ``filters`` object; ``log=True`` records an
     episode to reward (``recall``)."""
     where, metadata = split_filters(filters)
-    return agent_tools.recall(
-        pack, query, k, log=log, metadata=metadata, where=where, scope=scope
-    )
+    return agent_tools.recall(pack, query, k, log=log, metadata=metadata, where=where, scope=scope)
 
 
-def outcome(
-    pack: Pack, episode_id: str, amount: float, *, idempotency_key: str | None
-) -> Rewarded:
+def outcome(pack: Pack, episode_id: str, amount: float, *, idempotency_key: str | None) -> Rewarded:
     value = from_outcome(amount, pack.settings.rewards.outcome_scale)
     result = pack.outcome(episode_id, amount, idempotency_key=idempotency_key)
     return Rewarded(

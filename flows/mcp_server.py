@@ -133,9 +133,7 @@ def build_server(
             scope=guard(scope),
         )  # fmt: skip
 
-    def feedback(
-        episode_id: str, rating: float, idempotency_key: str | None = None
-    ) -> Rewarded:
+    def feedback(episode_id: str, rating: float, idempotency_key: str | None = None) -> Rewarded:
         return agent_tools.feedback(pack, episode_id, rating, idempotency_key=idempotency_key)
 
     def signal(
@@ -153,9 +151,7 @@ def build_server(
         episode_id: str, response: str, success: bool | None = None,
         idempotency_key: str | None = None,
     ) -> Resolved:  # fmt: skip
-        return mcp_ops.resolve(
-            pack, episode_id, response, success, idempotency_key=idempotency_key
-        )
+        return mcp_ops.resolve(pack, episode_id, response, success, idempotency_key=idempotency_key)
 
     def ingest(sources: list[str]) -> IngestStarted:
         return mcp_ops.start_ingest(pack.name, ingest_root, sources)

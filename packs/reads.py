@@ -27,9 +27,7 @@ class MemoryReader:
             raise InvalidInput(f"memory_id must be a str, got {type(memory_id).__name__}.")
         rows = self._store.get(schemas.MEMORIES, f"id = {sql_literal(memory_id)}")
         if not rows:
-            raise UnknownMemory(
-                f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
-            )
+            raise UnknownMemory(f"Pack {self._store.location.name!r} has no memory {memory_id!r}.")
         row = rows[0]
         if self._store.has_table(schemas.MERGES):
             clause = f"memory_id = {sql_literal(memory_id)}"

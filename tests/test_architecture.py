@@ -134,22 +134,29 @@ def test_class_pack_is_a_small_facade():
 
 
 def test_only_the_storage_layer_imports_lancedb():
-    assert offenders(
-        lambda name, imp: root_of(imp.module) == "lancedb" and not name.startswith("packs.store.")
-    ) == []
+    assert (
+        offenders(
+            lambda name, imp: (
+                root_of(imp.module) == "lancedb" and not name.startswith("packs.store.")
+            )
+        )
+        == []
+    )
 
 
 def test_packs_imports_no_prefect_tasks_flows_or_evals():
     banned = {"prefect", "tasks", "flows", "evals"}
-    assert offenders(
-        lambda name, imp: root_of(name) == "packs" and root_of(imp.module) in banned
-    ) == []
+    assert (
+        offenders(lambda name, imp: root_of(name) == "packs" and root_of(imp.module) in banned)
+        == []
+    )
 
 
 def test_tasks_import_no_flows():
-    assert offenders(
-        lambda name, imp: root_of(name) == "tasks" and root_of(imp.module) == "flows"
-    ) == []
+    assert (
+        offenders(lambda name, imp: root_of(name) == "tasks" and root_of(imp.module) == "flows")
+        == []
+    )
 
 
 def test_packs_reads_no_environment_at_import():

@@ -23,9 +23,7 @@ class PackEmbedder:
             self._provider = default_embedder()
         # Every vector passes here, whatever the provider: a non-finite one is refused
         # before anything is buffered or written.
-        return check_vectors(
-            self._provider.embed(texts), len(texts), self.info.dim, self._provider
-        )
+        return check_vectors(self._provider.embed(texts), len(texts), self.info.dim, self._provider)
 
     def embed_query(self, text: str) -> np.ndarray:
         """A query's embedding, from the cache of recent queries when it is there."""

@@ -213,9 +213,7 @@ class ContextIndex:
         kept = [m for m in links if self._nearest_evidence(m, query, theta) > 0.0]
         return {m: links[m] for m in kept[:limit]}
 
-    def _nearest_evidence(
-        self, memory_id: str, query: NDArray[np.floating], theta: float
-    ) -> float:
+    def _nearest_evidence(self, memory_id: str, query: NDArray[np.floating], theta: float) -> float:
         """The weighted reward sum of the memory's past queries nearest ``query`` (within
         NEAREST_EVIDENCE_COS of the nearest); +inf when none is within ``theta``."""
         item = self._items[memory_id]

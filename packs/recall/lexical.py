@@ -222,8 +222,10 @@ class LexicalIndex:
         if not self._tail_stale:
             return
         tail = len(self._docs) - self._main_docs
-        if self._main is None or len(self._docs) <= self.rebuild_rows or (
-            tail > self.tail_share * self._main_docs
+        if (
+            self._main is None
+            or len(self._docs) <= self.rebuild_rows
+            or (tail > self.tail_share * self._main_docs)
         ):
             self._rebuild()
         else:

@@ -34,9 +34,7 @@ def check_scope(scope: object) -> str | None:
     if not isinstance(scope, str) or not scope.strip():
         raise InvalidInput(f"scope must be a non-empty str or None, got {scope!r}.")
     if len(scope) > MAX_SCOPE_CHARS or "\x00" in scope:
-        raise InvalidInput(
-            f"scope must be at most {MAX_SCOPE_CHARS} characters without NUL bytes."
-        )
+        raise InvalidInput(f"scope must be at most {MAX_SCOPE_CHARS} characters without NUL bytes.")
     return scope
 
 

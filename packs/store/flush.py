@@ -298,4 +298,3 @@ class Flusher:
                 self._commits[name] = 0
             except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
                 log.warning("Compaction of %s deferred: %s", name, exc)
-

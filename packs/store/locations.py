@@ -162,4 +162,3 @@ def locate(
         for key, value in REMOTE_TIMEOUTS.items():
             options.setdefault(key, value)
     return PackLocation(name=name, root=resolved, storage_options=options)
-

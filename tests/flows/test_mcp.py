@@ -216,14 +216,18 @@ def test_hostile_arguments_get_clear_tool_errors_and_the_server_lives_on(tmp_roo
             await call(session, "remember", intent="Restart the worker", response="systemctl")
             episode = (await call(session, "recall", query="restart worker"))["episode_id"]
             assert "[-1, 1]" in await error_of(session, "feedback", episode_id=episode, rating=7)
-            assert "episode" in (
-                await error_of(session, "feedback", episode_id="no-such-episode", rating=1)
-            ).lower()
+            assert (
+                "episode"
+                in (
+                    await error_of(session, "feedback", episode_id="no-such-episode", rating=1)
+                ).lower()
+            )
             assert "k" in await error_of(session, "recall", query="restart", k=0)
             assert await error_of(session, "recall", query="")
-            assert "signal" in (
-                await error_of(session, "signal", episode_id=episode, name="rm -rf /")
-            ).lower()
+            assert (
+                "signal"
+                in (await error_of(session, "signal", episode_id=episode, name="rm -rf /")).lower()
+            )
             assert await error_of(session, "remember", intent="x" * 10_000_000, response="y")
             huge = {f"k{i}": "v" * 1000 for i in range(5_000)}
             assert await error_of(

@@ -105,9 +105,7 @@ def test_fused_relevance_is_reciprocal_rank_fusion_by_hand():
     # cosine (found by its words), 1st by BM25. k = 60, rescaled by (k+1)/2.
     rel = fused_relevance([0.9, 0.8, 0.1], [1, -1, 0], 60)
     scale = 61 / 2
-    assert rel == pytest.approx(
-        [scale * (1 / 61 + 1 / 62), scale / 62, scale * (1 / 63 + 1 / 61)]
-    )
+    assert rel == pytest.approx([scale * (1 / 61 + 1 / 62), scale / 62, scale * (1 / 63 + 1 / 61)])
     # A tie in similarity goes to the earlier position.
     assert list(fused_relevance([0.5, 0.5], [-1, -1], 60)) == pytest.approx([0.5, 61 / 124])
 

@@ -182,7 +182,7 @@ def test_among_equal_keys_the_better_supported_memory_comes_first():
 
 
 def test_sibling_questions_of_one_template_do_not_link():
-    """"topic 3", "topic 7" and "topic 9" sit at equal cosines to "topic 5": no past
+    """ "topic 3", "topic 7" and "topic 9" sit at equal cosines to "topic 5": no past
     question stands out, so none of their answers is linked to it. A question that stands
     out (a paraphrase's original) links its memories, every one that it vouches for."""
     from packs.recall.context import LINK_MIN_GAP

@@ -19,6 +19,7 @@ from packs.settings import PackSettings
 
 DEFAULT_WEIGHTS = rank_weights(PackSettings())
 
+
 def test_similarity_is_one_minus_cosine_distance():
     assert similarity_from_distance(np.array([0.0, 0.25, 1.0, 2.0])) == pytest.approx(
         [1.0, 0.75, 0.0, -1.0]

@@ -44,9 +44,10 @@ def check(root: str, options: dict[str, str] | None, results: list[dict]) -> Non
         shared = memories.filter(memories["intent_text"].is_in(SHARED_INTENTS))
         # every worker's first remember of a shared intent created or merged into one row
         assert shared.height <= len(SHARED_INTENTS) * WORKERS
-        assert int(memories["usage_count"].sum()) == pack.query("retrievals").filter(
-            pack.query("retrievals")["injected"]
-        ).height  # no lost usage increment
+        assert (
+            int(memories["usage_count"].sum())
+            == pack.query("retrievals").filter(pack.query("retrievals")["injected"]).height
+        )  # no lost usage increment
         assert pack.count(S.EPISODES) == 4 * WORKERS
         merges = pack.query("items")["merge_count"].sum()
         remembered = sum(len(r["memories"]) for r in results)
