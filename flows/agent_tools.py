@@ -62,7 +62,8 @@ class RecalledView:
     kind: str
     text: str
     similarity: float
-    utility: float  # U(m | query) that ranked it (the global Q without history)
+    ranked_utility: float  # U(m | query): the utility that ranked it for this query
+    track_record: float  # the global Q over every reward (the prompt's "Track record")
     exploration_bonus: float
     score: float
     warning: bool
@@ -186,11 +187,11 @@ def recalled_view(pack_name: str, found: Recall) -> Recalled:
 
 
 def item_view(item: RecalledItem) -> RecalledView:
-    """One item as agents and the CLI see it: ``utility`` is what ranked it."""
-    utility = item.utility if item.contextual_utility is None else item.contextual_utility
+    """One item as agents and the CLI see it, with both utilities under their names."""
     return RecalledView(
         id=item.id, kind=item.kind, text=item.text, similarity=item.similarity,
-        utility=utility, exploration_bonus=item.exploration_bonus, score=item.score,
+        ranked_utility=item.ranked_utility, track_record=item.utility,
+        exploration_bonus=item.exploration_bonus, score=item.score,
         warning=item.warning, source=item.source, title=item.title, start_s=item.start_s,
         end_s=item.end_s,
     )  # fmt: skip

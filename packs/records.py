@@ -37,7 +37,13 @@ class RememberResult:
 
 @dataclass(frozen=True)
 class RecalledItem:
-    """One injected item with every part of its score."""
+    """One injected item with every part of its score.
+
+    Two utilities, two names: ``utility`` is the memory's global track record (the EMA Q
+    over every reward it got, what the prompt block's "Track record" shows);
+    :attr:`ranked_utility` is the one Phase B ranked it by for this query, U(m | q) in
+    contextual mode (docs/contextual.md).
+    """
 
     id: str
     kind: str
@@ -60,6 +66,11 @@ class RecalledItem:
     start_s: float | None = None
     end_s: float | None = None
 
+    @property
+    def ranked_utility(self) -> float:
+        """The utility that ranked this item: U(m | q), or the global Q without it."""
+        return self.utility if self.contextual_utility is None else self.contextual_utility
+
 
 @dataclass(frozen=True)
 class Recall:
@@ -81,6 +92,8 @@ class FeedbackResult:
     episode_id: str
     applied: int  # memories whose utility moved
     duplicate: bool  # True when the idempotency key was seen before
+    # each rewarded memory's new global Q (its track record); the next recall ranks by
+    # U(m | q), which this reward moved for queries like the episode's (docs/contextual.md)
     utilities: dict[str, float]
 
 

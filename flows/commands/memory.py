@@ -150,7 +150,7 @@ def _print_reward(result: Any, as_json: bool) -> None:
              f"memor{'y' if result.applied == 1 else 'ies'} of episode {result.episode_id}.")
     )  # fmt: skip
     for memory_id, utility in result.utilities.items():
-        console.print(Text(f"  {memory_id}  utility {utility:+.3f}"))
+        console.print(Text(f"  {memory_id}  track record (global Q) {utility:+.3f}"))
 
 
 def _print_json(value: dict[str, Any]) -> None:

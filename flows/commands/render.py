@@ -32,7 +32,8 @@ def ranking_table(
 ) -> Table:
     """Ranked items as a table; ``marks`` adds a column (e.g. how each item moved)."""
     table = Table(title=Text(title), title_justify="left")
-    columns = ("#", "kind", "text", "sim", "utility", "bonus", "score")
+    # U(m|q): the utility that ranked the item for this query; Q: its global track record
+    columns = ("#", "kind", "text", "sim", "U(m|q)", "Q", "bonus", "score")
     for column in columns[:3] + ((mark_header,) if marks else ()) + columns[3:]:
         left = column in ("kind", "text", mark_header)
         table.add_column(column, justify="left" if left else "right")
@@ -43,8 +44,9 @@ def ranking_table(
         row: list[str | Text] = [str(rank), item.kind, text]
         if marks:
             row.append(Text(marks[rank - 1], style="bold"))
-        row += [f"{item.similarity:.2f}", f"{item.utility:+.2f}",
-                f"{item.exploration_bonus:.2f}", f"{item.score:+.2f}"]  # fmt: skip
+        row += [f"{item.similarity:.2f}", f"{item.ranked_utility:+.2f}",
+                f"{item.track_record:+.2f}", f"{item.exploration_bonus:.2f}",
+                f"{item.score:+.2f}"]  # fmt: skip
         table.add_row(*row)
     return table
 

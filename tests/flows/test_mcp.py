@@ -127,7 +127,9 @@ async def learning_loop(session: ClientSession) -> None:
     assert rewarded["applied"] >= 1 and stored["id"] in rewarded["utilities"]
     second = await call(session, "recall", query=query)
     after = next(i for i in second["items"] if i["id"] == stored["id"])
-    assert after["utility"] > item["utility"]
+    assert after["ranked_utility"] > item["ranked_utility"]
+    # one meaning per name: the track record is what feedback reported
+    assert after["track_record"] == pytest.approx(rewarded["utilities"][stored["id"]])
     assert rewarded["utilities"][stored["id"]] == pytest.approx(0.3)  # Q <- 0 + 0.3 (1 - 0)
 
 
