@@ -78,14 +78,7 @@ class PackSettings:
             _check_range(name, getattr(self, name), 0.0, 100.0, low_open=True)
         _check_range("log_flush_seconds", self.log_flush_seconds, 0.0, 86_400.0)
         _check_range("version_retention_hours", self.version_retention_hours, 0.0, 24.0 * 365)
-        if (
-            isinstance(self.context_links, bool)
-            or not isinstance(self.context_links, int)
-            or not (0 <= self.context_links <= 100)
-        ):
-            raise InvalidSettings(
-                f"context_links must be an int from 0 to 100, got {self.context_links!r}."
-            )
+        _check_int("context_links", self.context_links, 0, 100)
         for name in ("k1", "k2", "max_text_chars", "log_flush_rows", "compact_every_commits",
                      "context_history", "rrf_k"):  # fmt: skip
             value = getattr(self, name)
@@ -108,14 +101,7 @@ class PackSettings:
         _check_range("spread", self.spread, 0.0, 1.0)
         _check_range("spread_decay", self.spread_decay, 0.0, 1.0)
         _check_range("inhibition", self.inhibition, 0.0, 10.0)
-        if (
-            isinstance(self.spread_hops, bool)
-            or not isinstance(self.spread_hops, int)
-            or not (0 <= self.spread_hops <= 8)
-        ):
-            raise InvalidSettings(
-                f"spread_hops must be an int from 0 to 8, got {self.spread_hops!r}."
-            )
+        _check_int("spread_hops", self.spread_hops, 0, 8)
         if isinstance(self.explore_seed, bool) or not isinstance(self.explore_seed, int):
             raise InvalidSettings(f"explore_seed must be an int, got {self.explore_seed!r}.")
         if self.context_kernel not in KERNELS:
@@ -155,6 +141,11 @@ class PackSettings:
         if isinstance(changes.get("rewards"), dict):
             changes["rewards"] = {**current["rewards"], **changes["rewards"]}
         return self.from_dict({**current, **changes})
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidSettings(f"{name} must be an int from {low} to {high}, got {value!r}.")
 
 
 def _check_range(
