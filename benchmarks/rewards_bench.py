@@ -14,8 +14,8 @@ It prints a Markdown table and writes ``out/bench/rewards.json`` and
 2. **Replay.** ``N`` synthetic reward events (10,000 memories, mixed weights, shuffled)
    are stored in a real ``reward_events`` table, read back once, then replayed
    side by side, interleaved over ``--repeats`` rounds:
-   *polars*: ``pl.from_arrow`` + :func:`packs.rewards.replay.replay` (what ``rebuild_utilities``
-   runs); *loop*: ``to_pylist`` + ``sorted`` + :func:`packs.rewards.replay.replay_loop`, the plain
+   *polars*: ``pl.from_arrow`` + :func:`packs.learning.replay.replay` (what ``rebuild_utilities``
+   runs); *loop*: ``to_pylist`` + ``sorted`` + :func:`packs.learning.replay.replay_loop`, the plain
    Python implementation. Both produce every memory's utility and confidence; the script
    checks they agree within 1e-9 and reports medians and the ratio.
 """
@@ -36,7 +36,7 @@ import polars as pl
 import pyarrow as pa
 
 from packs import KnowledgeChunk, Pack
-from packs.rewards.replay import ORDER, replay, replay_loop
+from packs.learning.replay import ORDER, replay, replay_loop
 from packs.store import schemas as S
 
 OUT = Path("out/bench")
@@ -100,7 +100,7 @@ def bench_replay(n: int, repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as root, Pack.open("replay", root) as pack:
         pack.store.append(S.REWARD_EVENTS, synthetic_events(n, 10_000))
         started = time.perf_counter()
-        # the columns rebuild_utilities() reads (every column, packs/rewards/rebuild.py), for both
+        # the columns rebuild_utilities() reads (every column, packs/learning/rebuild.py), for both
         arrow = pack.store.scan(S.REWARD_EVENTS, S.REWARD_EVENTS_SCHEMA.names)
         read_s = time.perf_counter() - started
     times: dict[str, list[float]] = {"polars": [], "loop": []}

@@ -15,7 +15,7 @@ chunk's ``source#position`` (what bundles and episode files use) or a row id as 
 the bundle load resolves. A plain list gives every id grade 1. Unknown keys, empty
 queries, malformed JSON and duplicate query ids are refused with the line number.
 
-An eval set is a file, or stored with the Pack (``packs/store/eval_sets.py``):
+An eval set is a file, or stored with the Pack (``packs/eval_sets.py``):
 :func:`resolve_eval_set` takes either.
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 
 from packs.bundles import parse_jsonl
 from packs.errors import InvalidInput
+from packs.eval_sets import read_eval_set
 from packs.pack import Pack
-from packs.store.eval_sets import read_eval_set
 from packs.store.rows import knowledge_id
 
 SPLITS = ("train", "heldout")

@@ -44,8 +44,8 @@ from evals.protocol import SPLIT_CHOICES, Protocol, build_protocol, load_paraphr
 from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
 from packs.embeddings import EmbeddingProvider, Vectors, default_embedder
 from packs.errors import InvalidInput
+from packs.learning.context import PRIORS
 from packs.pack import Pack
-from packs.recall.context import PRIORS
 from packs.settings import PackSettings
 from packs.store import schemas
 

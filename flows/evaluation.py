@@ -4,7 +4,7 @@ Pins the ``memories`` table version (the latest, or the one asked for), scores t
 set with typed metrics, appends them to the Pack's ``eval_runs`` table and publishes
 Prefect artifacts: the metrics, the missed queries and a trend chart over every run of
 that eval set. The eval set is a JSONL file, or one stored with the Pack
-(``packs/store/eval_sets.py``; a bundle stores its own on load), so the ``eval-pack``
+(``packs/eval_sets.py``; a bundle stores its own on load), so the ``eval-pack``
 deployment runs nightly with no file on the worker. ``load`` first adds a bundle (a
 corpus) to the Pack, so the committed eval data runs with one command (``wolfie eval``).
 """

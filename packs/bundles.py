@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from packs.errors import InvalidInput
+from packs.eval_sets import store_eval_set
 from packs.pack import Pack
 from packs.records import KnowledgeChunk
-from packs.store.eval_sets import store_eval_set
 
 KNOWLEDGE_FILE = "knowledge.jsonl"
 MEMORIES_FILE = "memories.jsonl"

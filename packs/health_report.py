@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
 
 from packs.maturity import Maturity
+from packs.pack import Pack
 from packs.store import schemas
-
-if TYPE_CHECKING:
-    from packs.pack import Pack
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,13 @@ import pyarrow as pa
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput
 from packs.recall.ranking import similarity_from_distance
-from packs.recall.scopes import SCOPE_KEY, check_scope, same_scope_clause, scoped_metadata
 from packs.records import KnowledgeChunk, RememberResult
 from packs.settings import ActiveSettings
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 from packs.store.rows import knowledge_row, memory_row, merge_row
+from packs.store.scopes import SCOPE_KEY, check_scope, same_scope_clause, scoped_metadata
 from packs.validation import check_metadata, check_seconds, check_text
 
 KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge

@@ -6,7 +6,7 @@ A facade over small services, each with explicit collaborators (docs/architectur
 :class:`~packs.rewards.service.RewardService` (every reward source),
 :class:`~packs.rewards.verdicts.VerdictService` (validate, resolve),
 :class:`~packs.reads.MemoryReader` (get, count) and the write buffer's
-:class:`~packs.store.flush.Flusher`, all over one :class:`~packs.store.gateway.PackStore`.
+:class:`~packs.journal.flush.Flusher`, all over one :class:`~packs.store.gateway.PackStore`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import polars as pl
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.errors import ReadOnlyPack
+from packs.learning import rebuild
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store, store_settings
 from packs.records import (
@@ -34,7 +35,6 @@ from packs.records import (
     ValidationResult,
     VoteResult,
 )  # fmt: skip
-from packs.rewards import rebuild
 from packs.services import build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
@@ -71,13 +71,11 @@ class Pack:
     ) -> None:
         self._store = store
         self._settings = ActiveSettings(settings, settings_version)
-        services = build_services(store, self._settings, embedding, embedder)
-        self._embedder, self._flusher, self._learned = services[:3]
-        self._writer, self._reader, self._recall, self._rewards, self._verdicts = services[3:8]
-        self._tune, self._background, self._closed = services.tune, services.background, False
+        self._svc = build_services(store, self._settings, embedding, embedder)  # by name
+        self._closed = False
         if not store.read_only:
             _open_packs.add(self)
-            self._background.start()  # learning reaches other processes while idle
+            self._svc.background.start()  # learning reaches other processes while idle
 
     @classmethod
     def open(
@@ -127,7 +125,7 @@ class Pack:
 
     @property
     def embedding(self) -> EmbeddingInfo:
-        return self._embedder.info
+        return self._svc.embedder.info
 
     @property
     def store(self) -> PackStore:
@@ -140,7 +138,7 @@ class Pack:
     def configure(self, **changes: Any) -> PackSettings:
         """Store a new settings version with ``changes`` applied; unknown keys are refused."""
         new = store_settings(self._store, self._settings, changes)
-        self._tune(new)
+        self._svc.tune(new)
         return new
 
     def __enter__(self) -> Pack:
@@ -154,15 +152,15 @@ class Pack:
         fault is retried with backoff (1, 2, 4, 8 s) before it is raised."""
         if self._closed:
             return
-        self._background.stop()
+        self._svc.background.stop()
         if not self.read_only:
-            self._flusher.flush(retries=_CLOSE_RETRIES)
+            self._svc.flusher.flush(retries=_CLOSE_RETRIES)
         self._closed = True
         _open_packs.discard(self)
 
     def flush(self) -> None:
         """Write buffered episodes, logs, reward events and learned state now."""
-        self._flusher.flush()
+        self._svc.flusher.flush()
 
     # --- write path: packs/memories.py ---------------------------------------------------
 
@@ -173,12 +171,12 @@ class Pack:
     ) -> RememberResult:  # fmt: skip
         """Store an interaction as a memory, or merge it into a near-duplicate (cosine >=
         ``dedup_threshold``, within ``scope``: only recalls in that scope see it)."""
-        return self._writer.remember(intent, response, outcome, metadata, polarity=polarity,
+        return self._svc.writer.remember(intent, response, outcome, metadata, polarity=polarity,
                                      source=source, scope=scope)  # fmt: skip
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent."""
-        return self._writer.add_knowledge(chunks)
+        return self._svc.writer.add_knowledge(chunks)
 
     # --- read path: packs/recall/service.py ----------------------------------------------
 
@@ -197,7 +195,7 @@ class Pack:
                 f"Pack {self.name!r} is open read-only and recall logs an episode; "
                 "use search() to rank without logging."
             )
-        return self._recall.retrieve(query, k, where, metadata, kind, scope, log_episode=True)
+        return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=True)
 
     def search(
         self, query: str, k: int | None = None, *, where: Mapping[str, Any] | None = None,
@@ -205,11 +203,11 @@ class Pack:
         scope: str | None = None,
     ) -> Recall:  # fmt: skip
         """The same ranking as :meth:`recall`, with nothing logged (works read-only)."""
-        return self._recall.retrieve(query, k, where, metadata, kind, scope, log_episode=False)
+        return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=False)
 
     def get(self, memory_id: str) -> dict[str, Any]:
         """One memory or knowledge row (learned columns include pending updates)."""
-        return self._reader.get(memory_id)
+        return self._svc.reader.get(memory_id)
 
     def query(
         self, table: str, where: Mapping[str, object] | None = None,
@@ -227,7 +225,7 @@ class Pack:
 
     def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:
         """Rows in ``table`` (pending buffered rows included after a flush)."""
-        return self._reader.count(table, kind)
+        return self._svc.reader.count(table, kind)
 
     # --- rewards: packs/rewards/ ---------------------------------------------------------
 
@@ -238,7 +236,7 @@ class Pack:
     ) -> FeedbackResult:  # fmt: skip
         """Append one typed reward event per memory and move their utilities by
         ``alpha * w * (r - Q)`` (``w``: ``weight`` times the source's wiring weight)."""
-        return self._rewards.apply_reward(
+        return self._svc.rewards.apply_reward(
             episode_id, value, source=source, signal=signal, magnitude=magnitude, weight=weight,
             idempotency_key=idempotency_key, memory_ids=memory_ids,
         )  # fmt: skip
@@ -248,14 +246,14 @@ class Pack:
         idempotency_key: str | None = None,
     ) -> FeedbackResult:  # fmt: skip
         """Explicit rating in [-1, 1], or ``stars`` 1-5; EMA update of every injected memory."""
-        return self._rewards.feedback(episode_id, rating, stars=stars,
+        return self._svc.rewards.feedback(episode_id, rating, stars=stars,
                                       idempotency_key=idempotency_key)  # fmt: skip
 
     def outcome(
         self, episode_id: str, amount: float, *, idempotency_key: str | None = None
     ) -> FeedbackResult:
         """A measured outcome (e.g. a P&L) as ``tanh(amount / outcome_scale)``."""
-        return self._rewards.outcome(episode_id, amount, idempotency_key=idempotency_key)
+        return self._svc.rewards.outcome(episode_id, amount, idempotency_key=idempotency_key)
 
     def signal(
         self, episode_id: str, name: str, memory_ids: list[str] | None = None, *,
@@ -263,13 +261,15 @@ class Pack:
     ) -> FeedbackResult:  # fmt: skip
         """An implicit signal (accepted, edited, ignored, acted_on, ...) for the episode
         or for the ``memory_ids`` it concerns."""
-        return self._rewards.signal(episode_id, name, memory_ids, idempotency_key=idempotency_key)
+        return self._svc.rewards.signal(
+            episode_id, name, memory_ids, idempotency_key=idempotency_key
+        )
 
     def vote(
         self, attempts: Mapping[str, str], *, idempotency_key: str | None = None
     ) -> VoteResult:
         """Majority vote over attempts ``{episode_id: answer}``; a tie rewards nobody."""
-        return self._rewards.vote(attempts, idempotency_key=idempotency_key)
+        return self._svc.rewards.vote(attempts, idempotency_key=idempotency_key)
 
     def validate(
         self, episode_id: str, output: str, context: Mapping[str, Any] | None = None, *,
@@ -277,7 +277,7 @@ class Pack:
     ) -> ValidationResult:  # fmt: skip
         """Check ``output`` with the Pack's validation hook before it ships (never raises
         for a failing, hanging or broken hook: the output is flagged)."""
-        return self._verdicts.validate(episode_id, output, context, hook=hook,
+        return self._svc.verdicts.validate(episode_id, output, context, hook=hook,
                                        idempotency_key=idempotency_key)  # fmt: skip
 
     def resolve(
@@ -285,7 +285,7 @@ class Pack:
         idempotency_key: str | None = None,
     ) -> ResolveResult:  # fmt: skip
         """Store the episode's response and score it against the past (intrinsic reward)."""
-        return self._verdicts.resolve(episode_id, response, success,
+        return self._svc.verdicts.resolve(episode_id, response, success,
                                       idempotency_key=idempotency_key)  # fmt: skip
 
     def reward_log(self) -> pl.DataFrame:
@@ -298,7 +298,7 @@ class Pack:
         with ``write``, store what differs in one commit."""
         report = rebuild.rebuild_utilities(self._store, self.reward_log(), write=write)
         if write and report.changed:
-            self._learned.forget()
+            self._svc.learning.forget_stored()
         return report
 
     def maturity(self, *, record: bool = False) -> Maturity:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from packs.errors import EmptyPack
-
-if TYPE_CHECKING:
-    from packs.pack import Pack
+from packs.pack import Pack
 
 
 @dataclass(frozen=True)

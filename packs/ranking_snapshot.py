@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from packs.pack import Pack
 from packs.recall.prompt import render_prompt
 from packs.records import RecalledItem
-
-if TYPE_CHECKING:
-    from packs.pack import Pack
 
 
 @dataclass(frozen=True)

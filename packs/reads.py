@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownMemory
-from packs.rewards.learned import LearnedStates, learned_of
+from packs.learning.state import LearningState, learned_of
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
@@ -17,9 +17,9 @@ _MERGE_COLUMNS = ["at", "source", "intent_text", "metadata_json"]
 class MemoryReader:
     """Reads memory and knowledge rows of one Pack."""
 
-    def __init__(self, store: PackStore, learned: LearnedStates) -> None:
+    def __init__(self, store: PackStore, learning: LearningState) -> None:
         self._store = store
-        self._learned = learned
+        self._learning = learning
 
     def get(self, memory_id: str) -> dict[str, Any]:
         """One memory or knowledge row (learned columns include pending updates)."""
@@ -35,7 +35,7 @@ class MemoryReader:
             row["provenance"] = list(row["provenance"] or []) + sorted(
                 merges, key=lambda m: m["at"]
             )
-        state, uses = self._learned.pending(memory_id, learned_of(row))
+        state, uses = self._learning.pending_applied(memory_id, learned_of(row))
         row.update(
             utility=state.utility,
             confidence=state.confidence,

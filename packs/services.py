@@ -14,28 +14,26 @@ from typing import NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
+from packs.journal.background_flush import BackgroundFlush
+from packs.journal.episodes import EpisodeLog
+from packs.journal.flush import Flusher
+from packs.journal.write_buffer import WriteBuffer
+from packs.learning.state import LearningState
 from packs.memories import MemoryWriter
 from packs.reads import MemoryReader
-from packs.recall.context import ContextIndex
-from packs.recall.context_feed import ContextFeed
 from packs.recall.service import RecallService
 from packs.rewards.idempotency import IdempotencyKeys
-from packs.rewards.learned import LearnedStates
 from packs.rewards.ledger import RewardLedger
 from packs.rewards.service import RewardService
 from packs.rewards.verdicts import VerdictService
 from packs.settings import ActiveSettings, PackSettings
-from packs.store.background_flush import BackgroundFlush
-from packs.store.episodes import EpisodeLog
-from packs.store.flush import Flusher
 from packs.store.gateway import PackStore
-from packs.store.write_buffer import WriteBuffer
 
 
 class PackServices(NamedTuple):
     embedder: PackEmbedder
     flusher: Flusher
-    learned: LearnedStates
+    learning: LearningState
     writer: MemoryWriter
     reader: MemoryReader
     recall: RecallService
@@ -49,13 +47,13 @@ class TuneSettings:
     """Hands the buffer and the context index the settings they work by (at open and on
     every settings change); the flusher reads its compaction policy from the settings."""
 
-    def __init__(self, buffer: WriteBuffer, context: ContextIndex) -> None:
+    def __init__(self, buffer: WriteBuffer, learning: LearningState) -> None:
         self._buffer = buffer
-        self._context = context
+        self._learning = learning
 
     def __call__(self, s: PackSettings) -> None:
         self._buffer.flush_rows, self._buffer.flush_seconds = s.log_flush_rows, s.log_flush_seconds
-        self._context.history = s.context_history
+        self._learning.context.history = s.context_history
 
 
 def build_services(
@@ -68,26 +66,22 @@ def build_services(
     embedder = PackEmbedder(embedding, provider)
     lock = threading.RLock()  # one handle's buffer, caches and writes
     buffer = WriteBuffer(s.log_flush_rows, s.log_flush_seconds)
-    learned = LearnedStates(store, buffer)
-    episodes = EpisodeLog(store, buffer)
-    context = ContextIndex(embedding.dim, history=s.context_history)
-    keys = IdempotencyKeys(store, buffer)
-    flusher = Flusher(store, buffer, learned, settings, lock, embedding.dim)
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    ledger = RewardLedger(buffer, learned, episodes, context, keys, writer)
-    feed = ContextFeed(store, context, writer)
+    learning = LearningState(store, embedding.dim, s.context_history, writer)
+    episodes = EpisodeLog(store, buffer, learning)
+    keys = IdempotencyKeys(store, buffer)
+    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim)
+    ledger = RewardLedger(buffer, learning, episodes, keys, writer)
     rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
-    tune = TuneSettings(buffer, context)
+    tune = TuneSettings(buffer, learning)
     tune(s)
     return PackServices(
         embedder=embedder,
         flusher=flusher,
-        learned=learned,
+        learning=learning,
         writer=MemoryWriter(store, settings, embedder, lock),
-        reader=MemoryReader(store, learned),
-        recall=RecallService(
-            store, settings, embedder, learned, episodes, context, feed, flusher, lock
-        ),
+        reader=MemoryReader(store, learning),
+        recall=RecallService(store, settings, embedder, learning, episodes, flusher, lock),
         rewards=rewards,
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock

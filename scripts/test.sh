@@ -24,7 +24,7 @@ fi
 export PREFECT_SERVER_ANALYTICS_ENABLED=false DO_NOT_TRACK=1 RAGAS_DO_NOT_TRACK=true
 export HF_HUB_OFFLINE=1 PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=180
 
-.venv/bin/ruff check packs tasks flows evals deployments tests scripts benchmarks
+.venv/bin/ruff check packs wolfie tasks flows evals deployments tests scripts benchmarks
 .venv/bin/ruff format --check .
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -16,8 +16,9 @@ from packs.lessons.writers import LessonWriter
 from packs.pack import Pack
 from packs.pack_status import PackStatus, require_rows
 from packs.records import RebuildReport
-from packs.rewards.utility_report import UtilityExtremes, utility_extremes
-from packs.store.maintenance import MaintenanceReport, maintain
+from packs.store.maintenance import MaintenanceReport
+from packs.upkeep import maintain
+from packs.utility_report import UtilityExtremes, utility_extremes
 from tasks.retry import TRANSIENT
 
 

@@ -12,8 +12,8 @@ from evals.health_chart import health_chart_png, markdown_image
 from packs.health_report import HealthReport
 from packs.lessons.refresh import LessonReport
 from packs.records import RebuildReport
-from packs.rewards.utility_report import UtilityExtremes
 from packs.store.maintenance import MaintenanceReport
+from packs.utility_report import UtilityExtremes
 from tasks.artifacts import artifact_key, cell, clip
 
 DRIFT_ROWS = 50  # rows of the drift table shown

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("packs", "tasks", "flows", "evals", "deployments")
+PACKAGES = ("packs", "wolfie", "tasks", "flows", "evals", "deployments")
 MAX_MODULE_LINES = 400
 MAX_PACK_LINES = 250
 
@@ -55,9 +55,11 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
-def _walk(node: ast.AST, top_level: bool) -> Iterator[tuple[ast.AST, bool]]:
+def _walk(
+    node: ast.AST, top_level: bool, type_only: bool = False
+) -> Iterator[tuple[ast.AST, bool]]:
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _type_checking(child):
+        if isinstance(child, ast.If) and _type_checking(child) and not type_only:
             for other in child.orelse:
                 yield other, top_level
                 yield from _walk(other, top_level)
@@ -66,15 +68,16 @@ def _walk(node: ast.AST, top_level: bool) -> Iterator[tuple[ast.AST, bool]]:
             child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
         )
         yield child, inner
-        yield from _walk(child, inner)
+        yield from _walk(child, inner, type_only)
 
 
 @cache
-def imports(name: str) -> tuple[Import, ...]:
+def imports(name: str, type_only: bool = False) -> tuple[Import, ...]:
+    """A module's imports; with ``type_only``, those under ``if TYPE_CHECKING:`` too."""
     path = modules()[name]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node, top in _walk(ast.parse(path.read_text(encoding="utf-8")), True):
+    for node, top in _walk(ast.parse(path.read_text(encoding="utf-8")), True, type_only):
         if isinstance(node, ast.Import):
             found += [Import(a.name, (), top, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -266,3 +269,57 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
 def test_the_cycle_finder_finds_a_planted_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert [c for c in strongly_connected(graph) if len(c) > 1] == [{"a", "b", "c"}]
+
+
+def _folder(module: str) -> str:
+    """The layer a module belongs to: its top-level package, or within ``packs`` its
+    sub-package (``packs.recall``) or top-level module (``packs.pack``)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "packs" and len(parts) > 1 else parts[0]
+
+
+def test_layers_are_one_way_type_only_imports_included():
+    """Issue 21: no two folders import each other, not even under TYPE_CHECKING: the
+    folder graph (packs' sub-packages and modules, and the top-level packages) is a DAG."""
+    graph: dict[str, set[str]] = {}
+    for name in modules():
+        for imp in imports(name, type_only=True):
+            for target in targets(imp):
+                a, b = _folder(name), _folder(target)
+                if a != b:
+                    graph.setdefault(a, set()).add(b)
+    for node in graph:
+        graph.setdefault(node, set())
+    for targets_ in list(graph.values()):
+        for target in targets_:
+            graph.setdefault(target, set())
+    assert [sorted(c) for c in strongly_connected(graph) if len(c) > 1] == []
+
+
+def test_type_only_imports_hide_no_loop():
+    """In the engine, TYPE_CHECKING guards are left only where a package's lazy exports
+    are typed (``packs/lazy.py``), never to hold an import loop together. (The CLI keeps
+    a few, to defer heavy imports until a command runs: ``wolfie --help`` stays fast.)"""
+    guarded = []
+    for name, path in modules().items():
+        if root_of(name) != "packs":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.If) and _type_checking(n) for n in ast.walk(tree)):
+            if "lazy_exports" not in path.read_text(encoding="utf-8"):
+                guarded.append(str(path.relative_to(ROOT)))
+    assert guarded == []
+
+
+def test_the_batch_system_never_imports_the_front_doors():
+    """``wolfie`` (CLI, MCP) sits on top: flows, tasks, deployments and evals never
+    import it."""
+    assert (
+        offenders(
+            lambda name, imp: (
+                root_of(name) in ("flows", "tasks", "deployments", "evals", "packs")
+                and root_of(imp.module) == "wolfie"
+            )
+        )
+        == []
+    )

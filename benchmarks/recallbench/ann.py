@@ -2,7 +2,7 @@
 
 A Pack of ``rows`` knowledge rows, perturbed copies of word-hash-embedded sentences, is
 written straight to ``memories`` column-wise (:func:`knowledge_columns`) and indexed by
-:func:`packs.store.maintenance.maintain` (IVF_SQ, cosine, as a real Pack gets it), in a
+:func:`packs.upkeep.maintain` (IVF_SQ, cosine, as a real Pack gets it), in a
 child process so that the build's memory does not count in this one's RSS. Held-out
 queries are then timed, interleaved, through:
 
@@ -38,10 +38,10 @@ import pyarrow as pa
 from packs import KnowledgeChunk, Pack
 from packs.recall import vector_cache
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
-from packs.recall.scopes import visible_clause
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN
-from packs.store.maintenance import maintain
+from packs.store.scopes import visible_clause
+from packs.upkeep import maintain
 
 from .corpus import WordHashEmbedder, generate_sentences, perturbed
 from .limit import ExactScan, overlap
@@ -155,7 +155,7 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
     with Pack.open("ann", root, embedder=embedder) as pack:
         forced = rows <= vector_cache.MAX_CACHED_ROWS
         if forced:  # a smoke run: the indexed path all the same
-            pack._recall.vectors.max_rows = 0
+            pack._svc.recall.vectors.max_rows = 0
         k1, delta, clause = pack.settings.k1, pack.settings.delta, visible_clause(None)
         store = pack.store
         paths: dict[str, Callable[[str], object]] = {}
@@ -163,7 +163,7 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
             paths[f"lancedb nprobes={nprobes} refine={refine}"] = _ann(
                 store._table(schemas.MEMORIES), embedder, k1, clause, nprobes, refine
             )
-        queries_cache = pack._embedder.queries
+        queries_cache = pack._svc.embedder.queries
         paths["search"] = lambda q: (queries_cache.clear(), pack.search(q, k=k1))
         paths["recall"] = lambda q: (queries_cache.clear(), pack.recall(q, k=k1))
         for query in queries[:5]:
@@ -181,7 +181,7 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
             for name, path in paths.items():
                 if name.startswith(("scan", "lancedb")):
                     recall[name].append(overlap(path(query), truth))  # type: ignore[arg-type]
-            found = phase_a(store, vector, k1, clause, delta, pack._recall.vectors)
+            found = phase_a(store, vector, k1, clause, delta, pack._svc.recall.vectors)
             floor = overlap(found.ids, scan.top(vector, k1, delta))
             recall["search"].append(floor)
             recall["recall"].append(floor)

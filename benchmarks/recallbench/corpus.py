@@ -114,7 +114,7 @@ def corpus_row(
             utility=float(rng.uniform(-0.9, 0.9)),
             confidence=float(rng.uniform(0.0, 1.0)),
             # No reward log stands behind these synthetic utilities, and a rewarded
-            # memory's stored state is the fold of its log (packs/store/flush.py), so the
+            # memory's stored state is the fold of its log (packs/journal/flush.py), so the
             # count starts at 0: the fragment run's reward_count check then holds exactly.
             reward_count=0,
             usage_count=rewards + int(rng.integers(0, 20)),

@@ -124,8 +124,8 @@ def train_context(pack: Pack, texts: Sequence[str], recalls: int, seed: int) -> 
         recall = pack.recall(rng.choice(texts))
         pack.feedback(recall.episode_id or "", rng.choice((1.0, -1.0)))
     pack.flush()
-    pack._recall.load_context()
-    return len(pack._recall.context)
+    pack._svc.learning.sync()
+    return len(pack._svc.learning.context)
 
 
 def latency_paths(

@@ -33,10 +33,10 @@ import Stemmer
 
 from packs import Pack
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
-from packs.recall.scopes import visible_clause
 from packs.records import Recall
 from packs.store import schemas
 from packs.store.gateway import REFINE_FACTOR, VECTOR_COLUMN
+from packs.store.scopes import visible_clause
 
 from .corpus import WordHashEmbedder, build_knowledge_pack
 from .stats import LatencyStats, interleaved, rss_mib
@@ -117,13 +117,13 @@ def run_limit(
         start = time.perf_counter()
         pack.search(queries[0])
         cache_load_s, rss_growth = time.perf_counter() - start, rss_mib() - rss
-        cache_mib = pack._recall.vectors.nbytes / 2**20
+        cache_mib = pack._svc.recall.vectors.nbytes / 2**20
 
         recalled: dict[str, list[str]] = {}
 
         def cold(method: Callable[[str], Recall]) -> Callable[[str], object]:
             def call(query: str) -> object:
-                pack._embedder.queries.clear()  # every timed call embeds its query
+                pack._svc.embedder.queries.clear()  # every timed call embeds its query
                 result = method(query)
                 recalled.setdefault(query, [item.id for item in result.items])
                 return result
@@ -156,7 +156,7 @@ def run_limit(
         clause = visible_clause(None)
         for query in queries:
             vector = embedder.embed([query])[0]
-            found = phase_a(pack.store, vector, k1, clause, delta, pack._recall.vectors)
+            found = phase_a(pack.store, vector, k1, clause, delta, pack._svc.recall.vectors)
             agree_k1.append(overlap(found.ids, scan.top(vector, k1, delta)))
             exact3 = scan.top(vector, 3, delta)
             agree_3.append(overlap(recalled[query], exact3))

@@ -13,18 +13,15 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from packs.store.faults import classify_fault
 from packs.store.locations import PackLocation, is_remote
+from packs.store.s3 import s3_client
 
 PREFIX = "_ingest"
-# Hand-set, like packs.store.locations.REMOTE_TIMEOUTS: fail fast on a dead endpoint, let
-# Prefect retry the step; botocore's "standard" mode retries 5xx and throttling 3 times.
-_CONNECT_TIMEOUT_S = 5
-_READ_TIMEOUT_S = 60
 
 
 class CheckpointKeys:
@@ -203,27 +200,3 @@ def _copy(src: Path, dest: Path) -> None:
     import shutil
 
     shutil.copyfile(src, dest)
-
-
-def s3_client(options: Mapping[str, str]) -> Any:
-    """A boto3 S3 client from Lance-style ``storage_options`` (unset: boto3's own chain)."""
-    import boto3
-    from botocore.config import Config
-
-    def pick(*names: str) -> str | None:
-        return next((options[n] for n in names if options.get(n)), None)
-
-    config = Config(
-        connect_timeout=_CONNECT_TIMEOUT_S,
-        read_timeout=_READ_TIMEOUT_S,
-        retries={"max_attempts": 3, "mode": "standard"},
-    )
-    return boto3.session.Session().client(
-        "s3",
-        endpoint_url=pick("aws_endpoint", "endpoint", "aws_endpoint_url"),
-        region_name=pick("aws_region", "region") or "us-east-1",
-        aws_access_key_id=pick("aws_access_key_id", "access_key_id"),
-        aws_secret_access_key=pick("aws_secret_access_key", "secret_access_key"),
-        aws_session_token=pick("aws_session_token", "session_token", "token"),
-        config=config,
-    )

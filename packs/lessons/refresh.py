@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 import pyarrow as pa
@@ -24,10 +24,8 @@ from packs.lessons.writers import (
     LessonWriterError,
     redact_url_credentials,
 )
+from packs.pack import Pack
 from packs.store import schemas
-
-if TYPE_CHECKING:
-    from packs.pack import Pack
 
 RECENT_REWARDS = 5
 

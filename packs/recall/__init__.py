@@ -1,2 +1,3 @@
-"""Recall: Phase A (cosine candidates), Phase B (re-ranking), contextual utility, the
-in-memory vector cache, scopes and the prompt block."""
+"""Recall: Phase A (cosine and BM25 candidates), Phase B (re-ranking), the in-memory
+vector cache, adjacency links and the prompt block. Learned state is read through
+``packs.learning``."""

@@ -8,13 +8,14 @@ from reading pending learned state through the ``learned`` callback.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 
+from packs.learning.ema import LearnedState
 from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import (
@@ -28,16 +29,18 @@ from packs.recall.ranking import (
 from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
-from packs.rewards.ema import LearnedState
 from packs.settings import PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 
-# (memory id, stored learned state) -> (effective state, pending uses)
-LearnedLookup = Callable[[str, LearnedState], tuple[LearnedState, int]]
-# (memory id, global utility) -> the utility for this query and the share of it that is
-# evidence from queries like this one (packs/recall/context.py ContextIndex.assess)
-ContextLookup = Callable[[str, float], tuple[float, float]]
+
+class LearnedLookup(Protocol):
+    """How Phase B reads learned state (:class:`packs.learning.state.LearnedView`)."""
+
+    @property
+    def contextual(self) -> bool: ...
+    def learned(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]: ...
+    def assess(self, memory_id: str, global_q: float) -> tuple[float, float]: ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class Candidates:
 
     ``ranked_similarity`` is what Phase B blends: the similarity, or for a memory linked
     to this query by past rewards the better of it and its key similarity
-    (:meth:`packs.recall.context.ContextIndex.linked`). ``similarity`` stays the
+    (:meth:`packs.learning.context.ContextIndex.linked`). ``similarity`` stays the
     memory's own, for display and the log.
     """
 
@@ -250,7 +253,6 @@ def phase_b(
     learned: LearnedLookup,
     settings: PackSettings,
     k2: int,
-    contextual: ContextLookup | None = None,
     explore: np.random.Generator | None = None,
 ) -> Ranked:
     """Blend z-scored similarity, utility and confidence; keep the top ``k2``.
@@ -259,7 +261,7 @@ def phase_b(
     knowledge and, with ``thompson_scale``, a posterior draw of ``U(m | q)``. Without it
     (``search``) the ranking is the current best estimate, the same on every call.
 
-    With ``contextual``, the utility blended is the query-conditioned ``U(m | q)`` and the
+    In contextual mode, the utility blended is the query-conditioned ``U(m | q)`` and the
     confidence blended counts only as far as the memory's evidence is from queries like
     this one; the global EMA utility and the confidence stay the displayed track record.
     """
@@ -269,13 +271,13 @@ def phase_b(
     uses, rewards = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     for i, memory_id in enumerate(col["id"]):
         stored = LearnedState(col["utility"][i], col["confidence"][i], col["reward_count"][i])
-        state, pending_uses = learned(memory_id, stored)
+        state, pending_uses = learned.learned(memory_id, stored)
         utility[i], confidence[i], rewards[i] = state.utility, state.confidence, state.reward_count
         uses[i] = col["usage_count"][i] + pending_uses
     ranked_utility, ranked_confidence = utility, confidence
-    if contextual is not None:
+    if learned.contextual:
         assessed = np.array(
-            [contextual(m, q) for m, q in zip(col["id"], utility, strict=True)]
+            [learned.assess(m, q) for m, q in zip(col["id"], utility, strict=True)]
         ).reshape(n, 2)
         ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
         if explore is not None and settings.thompson_scale > 0:  # recall explores
@@ -306,7 +308,7 @@ def phase_b(
         score = spread(ranking.score, dist, settings.spread, settings.spread_decay, hops)
         order = inhibited_order(score, dist, settings.inhibition, hops, k2)
         ranking = replace(ranking, score=score, order=order)
-    context_values = None if contextual is None else ranked_utility
+    context_values = ranked_utility if learned.contextual else None
     items = []
     for i in ranking.order:
         polarity = col["signal_polarity"][i]

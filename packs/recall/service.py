@@ -5,26 +5,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput
-from packs.recall.context import ContextIndex
-from packs.recall.context_feed import ContextFeed
-from packs.recall.phases import ContextLookup, phase_a, phase_b
+from packs.journal.episodes import EpisodeLog
+from packs.journal.flush import Flusher
+from packs.learning.state import ContextRule, LearningState
+from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
-from packs.recall.scopes import check_scope, visible_clause
 from packs.recall.vector_cache import VectorCache
 from packs.records import Recall
-from packs.rewards.learned import LearnedStates
-from packs.settings import ActiveSettings
+from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
-from packs.store.episodes import EpisodeLog
 from packs.store.filters import where_clause
-from packs.store.flush import Flusher
 from packs.store.gateway import PackStore
+from packs.store.scopes import check_scope, visible_clause
 from packs.validation import check_text
 
 _KINDS = (None, schemas.KIND_MEMORY, schemas.KIND_KNOWLEDGE)
@@ -38,22 +37,18 @@ class RecallService:
         store: PackStore,
         settings: ActiveSettings,
         embedder: PackEmbedder,
-        learned: LearnedStates,
+        learning: LearningState,
         episodes: EpisodeLog,
-        context: ContextIndex,
-        feed: ContextFeed,
         flusher: Flusher,
         lock: threading.RLock,
     ) -> None:
         self._store = store
         self._settings = settings
         self._embedder = embedder
-        self._learned = learned
+        self._learning = learning
         self._episodes = episodes
-        self._feed = feed
         self._flusher = flusher
         self._lock = lock
-        self.context = context  # the contextual-utility index this service fills
         self.vectors = VectorCache(embedder.info.dim)  # Phase A's exact scan (docs/recall.md)
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
@@ -83,8 +78,7 @@ class RecallService:
         clause = visible if clause is None else f"{visible} AND ({clause})"
         vector = self._embedder.embed_query(text)
         with self._lock:
-            context = self._contextual(vector)
-            links = self._links(vector) if context is not None else None
+            learned = self._learning.view(vector, _context_rule(s), self._flusher.flush)
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
             words = text if s.lexical != "off" else None
@@ -95,19 +89,20 @@ class RecallService:
                 clause,
                 s.delta,
                 cache,
-                links,
+                learned.links(),
                 k2,
                 words,
                 text,
                 s.spread_hops if s.spread > 0 else 0,
             )
             explore = self._explore(s.explore_seed) if log_episode else None  # search never
-            ranked = phase_b(candidates, self._learned.effective, s, k2, context, explore)
+            ranked = phase_b(candidates, learned, s, k2, explore)
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
-                    text, vector, k1, k2, clause, candidates, ranked, self._settings.version
-                )
+                    text, vector, k1, k2, clause, candidates.ids, ranked.items,
+                    ranked.log_rows, self._settings.version,
+                )  # fmt: skip
                 self._flusher.maybe_flush()
         items = tuple(ranked.items)
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))
@@ -118,37 +113,20 @@ class RecallService:
             self._rng, self._rng_seed = np.random.default_rng(seed), seed
         return self._rng
 
-    def load_context(self) -> None:
-        """Fill the context index from the log once (flushing this handle's rows first),
-        then keep it current with what other writers log (:mod:`packs.recall.context_feed`)."""
-        if not self.context.loaded:
-            self._flusher.flush()
-            self._feed.load()
-        else:
-            self._feed.sync()
 
-    def _contextual(self, vector: np.ndarray) -> ContextLookup | None:
-        """The query-conditioned utility lookup for this query, in contextual mode: the
-        utility and the share of it that is local evidence (``ContextIndex.assess``)."""
-        s = self._settings.value
-        if s.utility_mode != "contextual":
-            return None
-        self.load_context()
-        index = self.context
-        return lambda memory_id, q: index.assess(
-            memory_id,
-            vector,
-            q,
-            s.context_theta,
-            s.context_kappa,
-            s.context_prior,
-            s.context_kernel,
-        )
+@dataclass(frozen=True)
+class _Rule:
+    theta: float
+    kappa: float
+    prior: str
+    kernel: str
+    links: int
+    link_margin: float
 
-    def _links(self, vector: np.ndarray) -> dict[str, float]:
-        """Memories linked to this query by past rewards (``context_links`` at most),
-        with their key similarity (docs/contextual.md)."""
-        s = self._settings.value
-        return self.context.linked(
-            vector, s.context_theta, s.context_kappa, s.link_margin, s.context_links
-        )
+
+def _context_rule(s: PackSettings) -> ContextRule | None:
+    """The contextual utility's rule, or None in global mode (plain MemRL)."""
+    if s.utility_mode != "contextual":
+        return None
+    return _Rule(s.context_theta, s.context_kappa, s.context_prior, s.context_kernel,
+                 s.context_links, s.link_margin)  # fmt: skip

@@ -1,2 +1,3 @@
-"""Rewards: sources turned into values, per-Pack wiring, the EMA math, replay of the
-reward log, intrinsic reward and the service that applies them to a Pack."""
+"""Rewards: sources turned into values, the reward ledger, idempotency keys, intrinsic
+reward, verdicts (validate, resolve) and the service that applies them to a Pack. The
+learning math they drive lives in ``packs.learning``."""

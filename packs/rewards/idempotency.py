@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from packs.journal.write_buffer import WriteBuffer
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
-from packs.store.write_buffer import WriteBuffer
 
 # Idempotency keys remembered in memory (the most recent; hand-set: about 1 MB of keys).
 # Only a fast path: an older key is found in the buffer or in ``reward_events``.

@@ -8,14 +8,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from packs.recall.context import ContextIndex, history_entry
-from packs.rewards.ema import RewardStep, fold
+from packs.journal.episodes import EpisodeLog
+from packs.journal.write_buffer import WriteBuffer
+from packs.learning.ema import RewardStep, fold
+from packs.learning.state import LearningState
 from packs.rewards.idempotency import IdempotencyKeys
-from packs.rewards.learned import LearnedStates
 from packs.store import schemas
-from packs.store.episodes import EpisodeLog
 from packs.store.rows import stable_hash
-from packs.store.write_buffer import WriteBuffer
 
 
 class RewardLedger:
@@ -24,16 +23,14 @@ class RewardLedger:
     def __init__(
         self,
         buffer: WriteBuffer,
-        learned: LearnedStates,
+        learning: LearningState,
         episodes: EpisodeLog,
-        context: ContextIndex,
         keys: IdempotencyKeys,
         writer: str,
     ) -> None:
         self._buffer = buffer
-        self._learned = learned
+        self._learning = learning
         self._episodes = episodes
-        self._context = context
         self._keys = keys
         self.writer = writer
         self._seq = itertools.count()
@@ -59,7 +56,8 @@ class RewardLedger:
         second stores nothing and the replay of the log counts the reward once.
         ``shares`` scales the step's weight per target (a failure's shared blame).
         """
-        states = self._learned.current(targets)
+        states = self._learning.current(targets)
+        query = self._episodes.query_vector(episode_id)
         now = datetime.now(UTC)
         rows, utilities = [], {}
         given = step
@@ -68,13 +66,7 @@ class RewardLedger:
             step = given if share == 1.0 else replace(given, weight=given.weight * share)
             before = states[memory_id]
             after = fold([step], before)
-            self._buffer.add_step(memory_id, step)
-            if step.weight > 0 and self._context.loaded:
-                reward, weight = history_entry(step.value, step.weight, source, magnitude)
-                self._context.add(
-                    memory_id, self._episodes.query_vector(episode_id), reward, weight,
-                    intrinsic=source == "intrinsic",
-                )  # fmt: skip
+            self._learning.record(memory_id, step, query, source, magnitude)
             utilities[memory_id] = after.utility
             rows.append(
                 {

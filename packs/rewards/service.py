@@ -14,8 +14,10 @@ import uuid
 from collections.abc import Mapping
 
 from packs.errors import InvalidInput, InvalidReward, UnknownMemory
+from packs.journal.episodes import EpisodeLog
+from packs.journal.flush import Flusher
+from packs.learning.ema import RewardStep, failure_shares
 from packs.records import FeedbackResult, VoteResult
-from packs.rewards.ema import RewardStep, failure_shares
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.ledger import RewardLedger
 from packs.rewards.sources import (
@@ -26,8 +28,6 @@ from packs.rewards.sources import (
     tally_vote,
 )
 from packs.settings import ActiveSettings
-from packs.store.episodes import EpisodeLog
-from packs.store.flush import Flusher
 from packs.store.gateway import PackStore
 from packs.validation import check_text, check_unit_interval
 

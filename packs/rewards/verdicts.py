@@ -15,6 +15,9 @@ import numpy as np
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput, InvalidSettings
 from packs.hooks import get_hook
+from packs.journal.episodes import EpisodeLog
+from packs.journal.flush import Flusher
+from packs.journal.write_buffer import WriteBuffer
 from packs.recall.ranking import similarity_from_distance
 from packs.records import ResolveResult, ValidationResult
 from packs.rewards.intrinsic import intrinsic_reward
@@ -22,11 +25,8 @@ from packs.rewards.service import RewardService
 from packs.rewards.sources import run_hook
 from packs.settings import ActiveSettings
 from packs.store import schemas
-from packs.store.episodes import EpisodeLog
 from packs.store.filters import sql_literal
-from packs.store.flush import Flusher
 from packs.store.gateway import PackStore
-from packs.store.write_buffer import WriteBuffer
 from packs.validation import check_text
 
 _NEIGHBOURS = 50  # candidates read per pool when scoring intrinsic reward

@@ -1,2 +1,3 @@
-"""Storage: where a Pack lives, its table schemas, the one LanceDB gateway and the
-write buffer. Only modules here import ``lancedb``."""
+"""Storage: where a Pack lives, its table schemas, filters and scopes, and the one
+LanceDB gateway. Only modules here import ``lancedb``; nothing here imports another
+folder of ``packs`` (besides the plain records and errors)."""

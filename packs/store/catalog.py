@@ -94,7 +94,7 @@ def _local_names(root: str) -> list[str]:
 def _remote_names(root: str, storage_options: Mapping[str, str] | None) -> list[str]:
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from packs.ingest.checkpoints import s3_client
+    from packs.store.s3 import s3_client
 
     scheme, _, rest = root.partition("://")
     if scheme not in ("s3", "s3a"):

@@ -48,7 +48,7 @@ def tag(key: str, value: object) -> str:
     and ``"1"`` are equal), and ``=key`` for a None value (so ``""`` and None differ). A
     key without ``=`` or ``\\`` gives the same tag as before the escaping, so older
     Packs still match, except their None values, tagged ``key=`` then (the tag of ``""``
-    now; see ``docs/settings.md``). Every tag holds a ``=``: ``packs/recall/scopes.py``'s
+    now; see ``docs/settings.md``). Every tag holds a ``=``: ``packs/store/scopes.py``'s
     marker tag has none.
     """
     escaped = key.replace("\\", "\\\\").replace("=", "\\=")

@@ -16,15 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from lancedb.index import BTree, IvfSq
 
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN, PackStore
-
-if TYPE_CHECKING:
-    from packs.pack import Pack
 
 DEFAULT_INDEX_THRESHOLD = 100_000  # FIELD_NOTES: an ANN index is rarely needed below this
 # Measured (benchmarks/recall_bench.py --sections ann, docs/recall.md): IVF partitions of
@@ -49,18 +45,12 @@ class MaintenanceReport:
     indexes_built: list[str] = field(default_factory=list)
 
 
-def maintain(
-    pack: Pack,
-    retention: timedelta | None = None,
-    index_threshold: int = DEFAULT_INDEX_THRESHOLD,
+def maintain_store(
+    store: PackStore, retention: timedelta, index_threshold: int = DEFAULT_INDEX_THRESHOLD
 ) -> MaintenanceReport:
-    """Compact every table, drop versions older than ``retention`` (default: the Pack's
-    ``version_retention_hours``), and build the indexes that are due."""
-    if retention is None:
-        retention = timedelta(hours=pack.settings.version_retention_hours)
-    store = pack.store
+    """Compact every table, drop versions older than ``retention``, and build the indexes
+    that are due. The caller flushes its handle first (:func:`packs.upkeep.maintain`)."""
     store.require_writable("maintain the Pack")
-    pack.flush()
     names = sorted(store.table_names())
     before = {name: store.fragment_count(name) for name in names}
     built = _build_indexes(store, index_threshold)  # first: the cleanup covers them

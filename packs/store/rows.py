@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from packs.recall.scopes import SCOPE_KEY, scope_tags
 from packs.records import KnowledgeChunk
 from packs.store import schemas
 from packs.store.filters import tag
+from packs.store.scopes import SCOPE_KEY, scope_tags
 
 
 def stable_hash(*parts: str, size: int = 16) -> str:

@@ -104,7 +104,7 @@ def test_every_deployment_completes_served_and_by_a_worker(server, history, tmp_
     served_root = fresh_root(history, "served")
     started = time.monotonic()
     serve_log = tmp_path / "serve.log"
-    command = [sys.executable, "-m", "flows.cli", "serve", "--pack", "ops", "--root", served_root]
+    command = [sys.executable, "-m", "wolfie.cli", "serve", "--pack", "ops", "--root", served_root]
     with background(command, env, REPO, serve_log) as process:
         found = api.wait_for_deployments(
             NAMES, process, serve_log, ready=lambda d: d["parameters"].get("root") == served_root

@@ -101,7 +101,7 @@ def test_serve_check_sees_a_shadowed_package(tmp_path, monkeypatch):
 
 def test_wolfie_serve_check_exits_2_when_an_entrypoint_fails(tmp_path, monkeypatch):
     """Bug: ``wolfie serve --check`` exited 0 although a deployment could not load."""
-    from flows.cli import app
+    from wolfie.cli import app
 
     yaml_path = write_shadowing_project(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -113,7 +113,7 @@ def test_wolfie_serve_check_exits_2_when_an_entrypoint_fails(tmp_path, monkeypat
 
 
 def test_wolfie_serve_check_lists_every_deployment():
-    from flows.cli import app
+    from wolfie.cli import app
 
     result = CliRunner().invoke(app, ["serve", "--check"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output

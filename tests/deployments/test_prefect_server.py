@@ -68,7 +68,7 @@ def test_prefect_deploy_accepts_every_deployment(server):
 
 def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
     env = {**server.env, "WOLFIE_ROOT": str(tmp_path / "packs")}
-    run([sys.executable, "-m", "flows.cli", "demo", "--epochs", "1"], env)
+    run([sys.executable, "-m", "wolfie.cli", "demo", "--epochs", "1"], env)
     run([sys.executable, "-c", "from flows.learning import pack_health; pack_health('demo')"], env)
     runs = httpx.post(
         f"{server.api}/flow_runs/filter",

@@ -153,7 +153,7 @@ def test_eval_set_that_does_not_match_the_corpus_is_refused(slice_dir, tmp_path,
 
 
 def test_learn_bench_command_prints_the_table(slice_dir, tmp_path, cache):
-    from flows.cli import app
+    from wolfie.cli import app
 
     args = ["learn-bench", "--corpus", str(slice_dir), "--out", str(tmp_path), "--epochs", "1",
             "--cache", str(cache), "--seeds", "0,1", "--split", "all", "--method", "utility",

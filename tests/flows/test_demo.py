@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from flows.cli import app
 from flows.demo import demo_flow
 from packs import Pack
+from wolfie.cli import app
 
 
 def test_demo_flow_builds_learns_and_publishes(tmp_path):

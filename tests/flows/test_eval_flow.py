@@ -7,14 +7,14 @@ import pytest
 from typer.testing import CliRunner
 
 from evals.eval_runs import read_eval_runs, trend
-from flows.cli import app
 from flows.demo import DEMO_DIR
 from flows.evaluation import eval_flow
 from packs import Pack
 from packs.bundles import load_bundle
+from packs.eval_sets import EvalSetNotFound, read_eval_set
 from packs.records import KnowledgeChunk
-from packs.store.eval_sets import EvalSetNotFound, read_eval_set
 from tests.support.eval_data import write_slice
+from wolfie.cli import app
 
 
 def test_eval_flow_writes_eval_runs_that_read_back(tmp_path):

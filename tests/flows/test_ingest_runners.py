@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
 from flows.ingest import with_dask
 from packs import Pack
 from tests.support.media import Clips, make_clips, serve, to_mp3
+from wolfie.cli import app
 
 pytestmark = [pytest.mark.slow]
 

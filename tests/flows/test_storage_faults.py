@@ -18,7 +18,6 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
 from flows.learning import recompute_utilities
 from packs import Pack
 from packs.errors import StorageError, TransientStorageError, is_transient
@@ -26,6 +25,7 @@ from packs.store import schemas
 from tests.support.packs import table_versions
 from tests.support.proxy import FaultyHttpProxy, faulty_http_proxy
 from tests.support.s3 import S3Endpoint
+from wolfie.cli import app
 
 pytestmark = [pytest.mark.s3, pytest.mark.slow]
 MEMORIES = (

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from flows.cli import app
 from packs import Pack, WolfieError
 from packs.store import schemas as S
 from tests.support.packs import table_versions
+from wolfie.cli import app
 
 NASTY = [
     "' OR '1'='1", "x'); DROP TABLE memories; --", "\\' OR 1=1 --", "%' --", "''", "\"",

@@ -89,7 +89,7 @@ def test_a_nan_embedding_is_refused_before_anything_is_buffered(hashed):
     on it, and every row acknowledged after it was never written."""
     with pytest.raises(InvalidEmbedding, match="non-finite"):
         hashed.recall("poison query")
-    assert hashed._flusher.idle()
+    assert hashed._svc.flusher.idle()
     with pytest.raises(InvalidEmbedding):
         hashed.remember("a poison intent", "a response")
     with pytest.raises(InvalidEmbedding):
@@ -204,11 +204,11 @@ def test_durable_mode_writes_every_call_at_once(tmp_path):
     with Pack.open("durable", tmp_path, embedder=HashEmbedder(), settings=settings) as pack:
         pack.remember("Chased a breakout", "Stopped out at -1R")
         episode = pack.recall("breakout").episode_id
-        assert pack._flusher.idle()
+        assert pack._svc.flusher.idle()
         pack.resolve(episode, "Waited for the retest")
-        assert pack._flusher.idle()
+        assert pack._svc.flusher.idle()
         assert pack.validate(episode, "output", hook=lambda out, ctx: "no bool").passed is None
-        assert pack._flusher.idle()
+        assert pack._svc.flusher.idle()
 
 
 @pytest.mark.parametrize(
@@ -405,7 +405,7 @@ def test_tags_are_injective(k1, v1, k2, v2):
 
     if (k1, text(v1)) != (k2, text(v2)):
         assert tag(k1, v1) != tag(k2, v2)
-    assert "=" in tag(k1, v1)  # packs/recall/scopes.py relies on it
+    assert "=" in tag(k1, v1)  # packs/store/scopes.py relies on it
 
 
 def test_legacy_tags_still_match():
@@ -472,7 +472,7 @@ def test_a_password_in_the_root_url_is_redacted():
 def test_the_seen_idempotency_keys_are_bounded(hashed):
     """Bug: every feedback call added its key to an in-memory set that never shrank
     (50,000 entries after 50,000 calls). Evicted keys are still found in the log."""
-    keys = hashed._rewards.keys
+    keys = hashed._svc.rewards.keys
     keys.bound = 50
     episode = hashed.recall("breakout").episode_id
     for i in range(200):

@@ -1,7 +1,7 @@
 """Import this first in a subprocess to run Wolfie as a core install would: every module
 an extra brings (``packs.extras.EXTRAS``) fails to import, as if it were not installed.
 
-``python -c "import tests.support.no_extras; from flows.cli import main; main()" ARGS``
+``python -c "import tests.support.no_extras; from wolfie.cli import main; main()" ARGS``
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_the_reply_next_to_a_matched_turn_is_recalled_through_its_neighbour(root
         if cached:
             pack.search("warm the cache")  # the first search is left to LanceDB
         else:
-            pack._recall.vectors.max_rows = 0  # the cache stands aside
+            pack._svc.recall.vectors.max_rows = 0  # the cache stands aside
         found = _texts(pack.search(QUERY, k=3))
         assert QUESTION in found and REPLY in found
         # a filter binds the neighbours too: the reply is Caroline's

@@ -1,6 +1,6 @@
 """Learning that survives noisy rewards: recall's Thompson draw of U(m|q) lets a wrongly
 punished memory be shown again (packs/recall/ranking.py ``thompson_draw``), ``search``
-never explores, and a failed episode's blame is shared (packs/rewards/ema.py
+never explores, and a failed episode's blame is shared (packs/learning/ema.py
 ``failure_shares``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
+from packs.learning.ema import failure_shares
 from packs.recall.ranking import thompson_draw
-from packs.rewards.ema import failure_shares
 from tests.support.packs import SeededEmbedder
 
 QUESTION = "how do I rotate the signing keys"

@@ -47,7 +47,7 @@ def test_a_row_found_only_by_its_words_is_recalled_on_both_paths(root, cached):
         if cached:
             pack.search("warm the cache")  # the first search is left to LanceDB
         else:
-            pack._recall.vectors.max_rows = 0  # the cache stands aside
+            pack._svc.recall.vectors.max_rows = 0  # the cache stands aside
         found = pack.search("When did Melanie start pottery?", k=3)
         assert _texts(found)[0] == NEEDLE
         assert found.items[0].lexical > 0
@@ -63,7 +63,7 @@ def test_scopes_and_filters_bind_the_lexical_side(root, cached):
         if cached:
             pack.search("warm the cache")
         else:
-            pack._recall.vectors.max_rows = 0
+            pack._svc.recall.vectors.max_rows = 0
         query = "LGBTQ support group"
         assert "Caroline asked about the LGBTQ support group" in _texts(
             pack.search(query, scope="alice")
@@ -79,7 +79,7 @@ def test_a_new_row_is_found_by_its_words_at_once_by_another_handle(root, cached)
         if cached:
             reader.search("warm the cache")
         else:
-            reader._recall.vectors.max_rows = 0
+            reader._svc.recall.vectors.max_rows = 0
         assert not any("zeppelin" in t for t in _texts(reader.search("zeppelin museum")))
         writer.add_knowledge([KnowledgeChunk("The zeppelin museum trip was in June", "chat", 900)])
         assert _texts(reader.search("zeppelin museum"))[0] == "The zeppelin museum trip was in June"
@@ -92,11 +92,11 @@ def test_a_pack_made_before_the_text_index_gets_it_when_opened_writable(root):
         pack.store._table("memories").drop_index("intent_text_idx")  # as made before it
     with Pack.open("hybrid", root, read_only=True, embedder=SeededEmbedder(16)) as pack:  # type: ignore[arg-type]
         assert not has_text_index(pack.store)
-        pack._recall.vectors.max_rows = 0
+        pack._svc.recall.vectors.max_rows = 0
         assert pack.search("pottery").items is not None  # cosine alone, no error
     with _open(root) as pack:
         assert has_text_index(pack.store)
-        pack._recall.vectors.max_rows = 0
+        pack._svc.recall.vectors.max_rows = 0
         assert _texts(pack.search("When did Melanie start pottery?"))[0] == NEEDLE
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.recall import phases
-from packs.recall.scopes import visible_clause
 from packs.store import schemas
+from packs.store.scopes import visible_clause
 from tests.support.packs import SeededEmbedder
 
 DIM = 16
@@ -21,7 +21,7 @@ K1 = 10
 def pack(tmp_path):
     settings = {"delta": -1.0, "k1": K1, "k2": K1}
     with Pack.open("post", tmp_path, embedder=SeededEmbedder(DIM), settings=settings) as handle:  # type: ignore[arg-type]
-        handle._recall.vectors.max_rows = 0  # the cache stands aside
+        handle._svc.recall.vectors.max_rows = 0  # the cache stands aside
         handle.add_knowledge([KnowledgeChunk(f"common {i}", "common.md", i) for i in range(300)])
         handle.add_knowledge([KnowledgeChunk(f"rare {i}", "rare.md", i) for i in range(3)])
         yield handle
@@ -47,11 +47,11 @@ def test_candidates_are_the_nearest_rows_that_pass_both_ways(pack, query, monkey
     monkeypatch.setattr(pack.store, "search", spy)
     vector = SeededEmbedder(DIM).embed([query])[0]
     visible = visible_clause(None)
-    found = phases.phase_a(pack.store, vector, K1, visible, -1.0, pack._recall.vectors)
+    found = phases.phase_a(pack.store, vector, K1, visible, -1.0, pack._svc.recall.vectors)
     assert found.ids == exact(pack, vector, visible) and calls == [False]  # filtered after
     calls.clear()
     rare = f"{visible} AND source = 'rare.md'"
-    found = phases.phase_a(pack.store, vector, K1, rare, -1.0, pack._recall.vectors)
+    found = phases.phase_a(pack.store, vector, K1, rare, -1.0, pack._svc.recall.vectors)
     assert found.ids == exact(pack, vector, rare) and calls == [False, True]  # too few: before
 
 

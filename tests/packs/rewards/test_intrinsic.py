@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from packs import Pack
 from packs.errors import InvalidSettings
-from packs.rewards.ema import RewardStep, fold
+from packs.learning.ema import RewardStep, fold
 from packs.rewards.intrinsic import intrinsic_reward
-from packs.rewards.wiring import RewardWiring
+from packs.settings.wiring import RewardWiring
 
 
 def unit(*values):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packs.rewards.ema import (
+from packs.learning.ema import (
     LearnedState,
     RewardStep,
     confidence_step,

@@ -18,10 +18,10 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
-from packs.recall.scopes import visible_clause
 from packs.store import maintenance, schemas
 from packs.store.gateway import VECTOR_COLUMN
-from packs.store.maintenance import maintain
+from packs.store.scopes import visible_clause
+from packs.upkeep import maintain
 
 DIM = 32
 ROWS = 3_000
@@ -61,7 +61,7 @@ def chunks(count: int, source: str) -> list[KnowledgeChunk]:
 
 def open_pack(root: object, **kwargs: object) -> Pack:
     pack = Pack.open("ann", root, embedder=ClusteredEmbedder(), settings=SETTINGS, **kwargs)  # type: ignore[arg-type]
-    pack._recall.vectors.max_rows = 0  # the cache stands aside, as above MAX_CACHED_ROWS
+    pack._svc.recall.vectors.max_rows = 0  # the cache stands aside, as above MAX_CACHED_ROWS
     return pack
 
 
@@ -87,7 +87,7 @@ def candidates(pack: Pack, text: str, exact: bool = False) -> list[str]:
             .limit(pack.settings.k1)
         )
         return list(hits.to_arrow()["id"].to_pylist())
-    clause, cache = visible_clause(None), pack._recall.vectors
+    clause, cache = visible_clause(None), pack._svc.recall.vectors
     found = phase_a(pack.store, vector, pack.settings.k1, clause, -1.0, cache)
     assert not cache.sync(pack.store, schemas.MEMORIES, CANDIDATE_COLUMNS)  # it stood aside
     return found.ids

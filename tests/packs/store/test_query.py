@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.commands.query import parse_where
 from packs import Pack
 from packs.errors import InvalidFilter, InvalidInput, ReadOnlyPack
 from packs.store.query import aggregate
+from wolfie.cli import app
+from wolfie.commands.query import parse_where
 
 
 def test_filters_and_columns(trading_pack):

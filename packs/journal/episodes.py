@@ -1,0 +1,147 @@
+"""The episode log: one row per logged recall, its retrieval log rows, and its outcome.
+
+Rows go to the :class:`~packs.journal.write_buffer.WriteBuffer`; recent episodes (their
+injected ids and query vector) are cached so a reward after a recall reads no table.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from packs.errors import UnknownEpisode
+from packs.journal.write_buffer import WriteBuffer
+from packs.learning.state import LearningState
+from packs.records import RecalledItem
+from packs.store import schemas
+from packs.store.filters import sql_literal
+from packs.store.gateway import PackStore
+
+EPISODE_CACHE = 10_000  # recent episodes kept in memory for reward lookups
+
+
+class EpisodeLog:
+    """Logs episodes into ``buffer`` and finds them again, buffered or stored."""
+
+    def __init__(self, store: PackStore, buffer: WriteBuffer, learning: LearningState) -> None:
+        self._store = store
+        self._buffer = buffer
+        self._learning = learning
+        # episode id -> (injected ids, query vector), for rewards and contextual utility
+        self._recent: OrderedDict[str, tuple[list[str], np.ndarray]] = OrderedDict()
+        self._ranked_utility: dict[str, dict[str, float]] = {}  # of the recent episodes
+
+    def log(
+        self,
+        text: str,
+        vector: np.ndarray,
+        k1: int,
+        k2: int,
+        clause: str | None,
+        candidate_ids: list[str],
+        items: Sequence[RecalledItem],
+        log_rows: list[dict[str, Any]],
+        settings_version: int,
+    ) -> str:
+        """Buffer the episode, its retrieval-log rows (one per candidate) and one use per
+        injected memory (``items``)."""
+        episode_id = "ep_" + uuid.uuid4().hex
+        now = datetime.now(UTC)
+        injected = [item.id for item in items]
+        episode = {
+            "id": episode_id,
+            "created_at": now,
+            "query_text": text,
+            "query_embedding": vector,
+            "k1": k1,
+            "k2": k2,
+            "filter_json": clause,
+            "candidate_ids": list(candidate_ids),
+            "injected_ids": injected,
+            "settings_version": settings_version,
+        }
+        self._buffer.add_rows(schemas.EPISODES, [episode])
+        self._buffer.add_rows(
+            schemas.RETRIEVAL_LOG,
+            [{**row, "episode_id": episode_id, "created_at": now} for row in log_rows],
+        )
+        self._learning.use(injected, now)
+        self._remember(episode_id, injected, vector)
+        self._ranked_utility[episode_id] = {
+            item.id: item.contextual_utility for item in items
+            if item.contextual_utility is not None
+        }  # fmt: skip
+        return episode_id
+
+    def _remember(self, episode_id: str, injected: list[str], query: np.ndarray) -> None:
+        self._recent[episode_id] = (injected, np.asarray(query, dtype=np.float32))
+        while len(self._recent) > EPISODE_CACHE:
+            evicted, _ = self._recent.popitem(last=False)
+            self._ranked_utility.pop(evicted, None)
+
+    def ranked_utility(self, episode_id: str) -> dict[str, float]:
+        """The utility ``U(m | q)`` each injected memory was ranked by in the episode
+        (from this handle's memory, else the retrieval log); empty in global mode."""
+        if episode_id in self._ranked_utility:
+            return self._ranked_utility[episode_id]
+        rows = [r for r in self._buffer.pending_rows(schemas.RETRIEVAL_LOG)
+                if r["episode_id"] == episode_id and r["injected"]]  # fmt: skip
+        if not rows:
+            where = f"episode_id = {sql_literal(episode_id)} AND injected"
+            found = self._store.scan(
+                schemas.RETRIEVAL_LOG, ["item_id", "contextual_utility"], where
+            )
+            rows = found.to_pylist()
+        return {r["item_id"]: r["contextual_utility"] for r in rows
+                if r["contextual_utility"] is not None}  # fmt: skip
+
+    def _cached(self, episode_id: str) -> tuple[list[str], np.ndarray]:
+        if episode_id not in self._recent:
+            row = self.episode(episode_id, ["injected_ids", "query_embedding"])
+            self._remember(
+                episode_id, list(row["injected_ids"] or []), np.asarray(row["query_embedding"])
+            )
+        return self._recent[episode_id]
+
+    def injected_ids(self, episode_id: str) -> list[str]:
+        """The memories an episode injected; :class:`UnknownEpisode` if never logged."""
+        return self._cached(episode_id)[0]
+
+    def query_vector(self, episode_id: str) -> np.ndarray:
+        """The episode's query embedding (float32)."""
+        return self._cached(episode_id)[1]
+
+    def episode(self, episode_id: str, columns: list[str]) -> dict[str, Any]:
+        """Columns of one episode, buffered or stored; :class:`UnknownEpisode` if none."""
+        for row in self._buffer.pending_rows(schemas.EPISODES):
+            if row["id"] == episode_id:
+                return {c: row.get(c) for c in columns}
+        hits = self._store.get(schemas.EPISODES, f"id = {sql_literal(episode_id)}", columns)
+        if not hits:
+            raise UnknownEpisode(
+                f"Pack {self._store.location.name!r} has no episode {episode_id!r}; pass "
+                "the episode_id that recall() returned."
+            )
+        return hits[0]
+
+    def record_outcome(
+        self, episode_id: str, response: str, vector: np.ndarray, success: bool | None
+    ) -> None:
+        """Buffer the episode's response, its embedding and its success flag."""
+        update = {
+            "id": episode_id,
+            "response": response,
+            "response_embedding": vector,
+            "success": success,
+            "resolved_at": datetime.now(UTC),
+        }
+        for row in self._buffer.pending_rows(schemas.EPISODES):
+            if row["id"] == episode_id:  # not written yet: complete the row itself
+                row.update(update)
+                return
+        self._buffer.add_rows(schemas.EPISODE_OUTCOMES, [update])

@@ -1,0 +1,138 @@
+"""Feeding the contextual-utility index from the reward log, shared by every process.
+
+A process's :class:`~packs.learning.context.ContextIndex` is filled once from ``reward_events``
+(the newest ``history`` rewards of each memory) and then kept current: before a
+contextual recall, :meth:`ContextFeed.sync` compares the table version with the one it
+last read, and when another writer has committed since, reads the events it has not
+seen yet (its own rewards reach the index as they happen). Learning is therefore shared
+by every handle on the Pack, within the storage layer's read consistency (one second,
+``packs/store/gateway.py``) plus the other writer's flush window.
+
+New events are the other writers' rows created since the newest one seen, less a slack
+that covers a writer flushing late (a buffered row carries the time it was created, not
+committed); event ids already fed within that slack are skipped.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from packs.learning.context import ContextIndex, history_entry
+from packs.store import schemas
+from packs.store.filters import in_clause, sql_literal
+from packs.store.gateway import PackStore
+
+_EVENT_COLUMNS = [
+    "event_id", "episode_id", "memory_id", "value", "weight", "source", "magnitude",
+    "created_at", "writer", "seq",
+]  # fmt: skip
+# Hand-set: well above the default flush window (5 s) and a retried flush's backoff
+# (up to 60 s), so a late-committed row is still read; rows older than this are taken
+# as seen.
+SYNC_SLACK = timedelta(minutes=10)
+
+
+def _timestamp(at: datetime) -> str:
+    return f"timestamp {sql_literal(at.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S.%f'))}"
+
+
+class ContextFeed:
+    """Loads a ContextIndex from the log once, then feeds it other writers' rewards."""
+
+    def __init__(self, store: PackStore, index: ContextIndex, writer: str) -> None:
+        self._store = store
+        self.index = index
+        self.writer = writer
+        self._version: int | None = None
+        self._watermark: datetime | None = None
+        self._fed: dict[str, datetime] = {}  # event ids fed within the slack window
+
+    def load(self) -> None:
+        """Fill the index from the whole log (the newest rewards per memory)."""
+        version = self._log_version()
+        events = self._read_events("weight > 0")
+        recent = (
+            events.sort(["created_at", "writer", "seq"])
+            .group_by("memory_id", maintain_order=True)
+            .tail(self.index.history)
+            .sort(["created_at", "writer", "seq"])  # LRU order: the newest touched last
+        )
+        self._feed(recent)
+        self.index.mark_helped(
+            events.filter((pl.col("value") > 0) & (pl.col("source") != "intrinsic"))[
+                "memory_id"
+            ].unique()
+        )
+        self._advance(events, version)
+        self.index.loaded = True
+
+    def sync(self) -> int:
+        """Feed the events other writers committed since the last look; how many."""
+        version = self._log_version()
+        if version == self._version:
+            return 0
+        clause = f"weight > 0 AND writer != {sql_literal(self.writer)}"
+        if self._watermark is not None:
+            clause += f" AND created_at >= {_timestamp(self._watermark - SYNC_SLACK)}"
+        events = self._read_events(clause)
+        if self._fed and events.height:
+            events = events.filter(~pl.col("event_id").is_in(list(self._fed)))
+        events = events.sort(["created_at", "writer", "seq"])
+        self._feed(events)
+        self._advance(events, version)
+        return events.height
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _log_version(self) -> int:
+        return self._store.version(schemas.REWARD_EVENTS)
+
+    def _read_events(self, clause: str) -> pl.DataFrame:
+        table = self._store.scan(schemas.REWARD_EVENTS, _EVENT_COLUMNS, clause)
+        frame = pl.from_arrow(table)
+        if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
+            raise TypeError("reward_events did not read as a table")
+        return frame
+
+    def _feed(self, events: pl.DataFrame) -> None:
+        if not events.height:
+            return
+        vectors = self._query_vectors(events["episode_id"].unique().to_list())
+        for row in events.iter_rows(named=True):
+            query = vectors.get(row["episode_id"])
+            if query is None:  # the episode was not committed: nothing to condition on
+                continue
+            reward, weight = history_entry(
+                row["value"], row["weight"], row["source"], row["magnitude"]
+            )
+            self.index.add(
+                row["memory_id"], query, reward, weight, intrinsic=row["source"] == "intrinsic"
+            )
+
+    def _query_vectors(self, episode_ids: list[str]) -> dict[str, np.ndarray]:
+        vectors: dict[str, np.ndarray] = {}
+        for start in range(0, len(episode_ids), 1_000):
+            chunk = episode_ids[start : start + 1_000]
+            rows = self._store.scan(
+                schemas.EPISODES, ["id", "query_embedding"], in_clause("id", chunk)
+            ).to_pylist()
+            vectors.update({r["id"]: np.asarray(r["query_embedding"]) for r in rows})
+        return vectors
+
+    def _advance(self, events: pl.DataFrame, version: int) -> None:
+        self._version = version
+        if events.height:
+            newest: Any = events["created_at"].max()
+            if self._watermark is None or newest > self._watermark:
+                self._watermark = newest
+            for event_id, at in zip(
+                events["event_id"].to_list(), events["created_at"].to_list(), strict=True
+            ):
+                self._fed[event_id] = at
+        if self._watermark is not None:
+            horizon = self._watermark - SYNC_SLACK
+            self._fed = {e: at for e, at in self._fed.items() if at >= horizon}

@@ -1,0 +1,275 @@
+"""One handle's learned state: the single owner of what a Pack has learned, per handle.
+
+A memory's learned values are stored in two tables only: ``reward_events`` (the
+append-only log) and the ``memories`` columns the log explains (``utility``,
+``confidence``, ``reward_count``, ``usage_count``). Everything else a handle knows about
+them lives in one :class:`LearningState`:
+
+- the stored values it has read (so a reward after a recall reads no table);
+- the reward steps and uses not written yet (so buffering never changes a ranking);
+- the contextual index of rewarded queries (``U(m | q)``, associative links), fed by
+  other processes' rewards through :class:`~packs.learning.feed.ContextFeed`.
+
+Recall reads through :meth:`LearningState.view`, the reward ledger records through
+:meth:`LearningState.record`, and the flush writes through :meth:`LearningState.write`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from packs.errors import UnknownMemory
+from packs.learning.context import ContextIndex, history_entry
+from packs.learning.ema import LearnedState, RewardStep, fold
+from packs.learning.feed import ContextFeed
+from packs.learning.online import ONLINE_COLUMNS, fold_log
+from packs.store import schemas
+from packs.store.filters import in_clause
+from packs.store.gateway import PackStore
+
+LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
+STORED_CACHE = 200_000  # stored learned states remembered per handle (a few MB)
+
+
+def learned_of(row: Any) -> LearnedState:
+    """The stored learned state of a ``memories`` row."""
+    return LearnedState(float(row["utility"]), float(row["confidence"]), int(row["reward_count"]))
+
+
+class ContextRule(Protocol):
+    """What the contextual utility is computed with (``settings.context``)."""
+
+    @property
+    def theta(self) -> float: ...
+    @property
+    def kappa(self) -> float: ...
+    @property
+    def prior(self) -> str: ...
+    @property
+    def kernel(self) -> str: ...
+    @property
+    def links(self) -> int: ...
+    @property
+    def link_margin(self) -> float: ...
+
+
+@dataclass
+class Pending:
+    """What one memory learned on this handle and the ``memories`` table has not yet."""
+
+    uses: int = 0
+    last_used_at: datetime | None = None
+    steps: list[RewardStep] = field(default_factory=list)
+
+
+class LearnedView:
+    """What recall ranks one query by: each memory's learned state as this handle sees
+    it, its utility for this query, and the memories this query reaches by links."""
+
+    def __init__(
+        self, state: LearningState, query: NDArray[np.floating], rule: ContextRule | None
+    ) -> None:
+        self._state = state
+        self._query = query
+        self._rule = rule
+
+    @property
+    def contextual(self) -> bool:
+        """Ranked by ``U(m | q)`` (else by the global Q, plain MemRL)."""
+        return self._rule is not None
+
+    def learned(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
+        """Stored values (fresh from the table) with the pending steps and uses applied."""
+        return self._state.effective(memory_id, stored)
+
+    def assess(self, memory_id: str, global_q: float) -> tuple[float, float]:
+        """``U(m | q)`` and the share of it that is evidence from queries like this one
+        (:meth:`packs.learning.context.ContextIndex.assess`); the global Q and no share
+        in global mode."""
+        rule = self._rule
+        if rule is None:
+            return global_q, 0.0
+        return self._state.context.assess(
+            memory_id, self._query, global_q, rule.theta, rule.kappa, rule.prior, rule.kernel
+        )
+
+    def links(self) -> dict[str, float] | None:
+        """Memories this query reaches through past questions they helped, with their key
+        similarity (docs/contextual.md); None in global mode."""
+        rule = self._rule
+        if rule is None:
+            return None
+        return self._state.context.linked(
+            self._query, rule.theta, rule.kappa, rule.link_margin, rule.links
+        )
+
+
+class LearningState:
+    """Everything one handle has learned, read or not yet written (the module docstring)."""
+
+    def __init__(self, store: PackStore, dim: int, history: int, writer: str) -> None:
+        self._store = store
+        self._stored: dict[str, LearnedState] = {}
+        self._pending: dict[str, Pending] = {}
+        self.context = ContextIndex(dim, history=history)
+        self._feed = ContextFeed(store, self.context, writer)
+        self._memories_schema = schemas.memories_schema(dim)
+
+    # --- recall --------------------------------------------------------------------------
+
+    def view(
+        self,
+        query: NDArray[np.floating],
+        rule: ContextRule | None,
+        before_load: Callable[[], None] | None = None,
+    ) -> LearnedView:
+        """The one view recall ranks by; ``rule`` None is plain MemRL (the global Q). In
+        contextual mode the index is brought up to date first: filled from the whole log
+        once (``before_load`` flushes the handle's own rows before that), then fed what
+        other writers logged since."""
+        if rule is not None:
+            self.sync(before_load)
+        return LearnedView(self, query, rule)
+
+    def sync(self, before_load: Callable[[], None] | None = None) -> None:
+        """Load the contextual index from the log once, then keep it current."""
+        if not self.context.loaded:
+            if before_load is not None:
+                before_load()
+            self._feed.load()
+        else:
+            self._feed.sync()
+
+    def effective(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
+        """Pending steps applied to a freshly read stored state, which is remembered; and
+        the pending use count."""
+        if len(self._stored) >= STORED_CACHE:
+            self._stored.clear()
+        self._stored[memory_id] = stored
+        return self.pending_applied(memory_id, stored)
+
+    def pending_applied(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
+        """Pending steps applied to ``stored`` (not remembered), and the pending uses."""
+        pending = self._pending.get(memory_id)
+        if pending is None:
+            return stored, 0
+        return fold(pending.steps, stored), pending.uses
+
+    def current(self, ids: list[str]) -> dict[str, LearnedState]:
+        """Current learned state of ``ids``: stored values plus pending steps."""
+        missing = [memory_id for memory_id in ids if memory_id not in self._stored]
+        if missing:
+            rows = self._store.get(
+                schemas.MEMORIES, in_clause("id", missing), LEARNED_COLUMNS, len(missing)
+            )
+            for row in rows:
+                self._stored[row["id"]] = learned_of(row)
+        out = {}
+        for memory_id in ids:
+            if memory_id not in self._stored:
+                raise UnknownMemory(
+                    f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
+                )
+            out[memory_id] = self.pending_applied(memory_id, self._stored[memory_id])[0]
+        return out
+
+    # --- recording -----------------------------------------------------------------------
+
+    def use(self, memory_ids: Iterable[str], at: datetime) -> None:
+        """One use of each injected memory."""
+        for memory_id in memory_ids:
+            pending = self._pending.setdefault(memory_id, Pending())
+            pending.uses += 1
+            pending.last_used_at = at
+
+    def record(
+        self,
+        memory_id: str,
+        step: RewardStep,
+        query: NDArray[np.floating] | None,
+        source: str,
+        magnitude: float | None,
+    ) -> None:
+        """One reward step for ``memory_id``, and its (query, reward) in the contextual
+        index once that is loaded (``query``: the episode's query vector)."""
+        self._pending.setdefault(memory_id, Pending()).steps.append(step)
+        if step.weight > 0 and self.context.loaded and query is not None:
+            reward, weight = history_entry(step.value, step.weight, source, magnitude)
+            self.context.add(memory_id, query, reward, weight, intrinsic=source == "intrinsic")
+
+    def pending_count(self) -> int:
+        return sum(len(p.steps) + p.uses for p in self._pending.values())
+
+    def forget_stored(self) -> None:
+        """Drop remembered stored states (after the table was rewritten elsewhere)."""
+        self._stored.clear()
+
+    # --- flushing ------------------------------------------------------------------------
+
+    def drain(self) -> dict[str, Pending]:
+        """Take everything pending (the flush writes it, or gives it back)."""
+        pending, self._pending = self._pending, {}
+        return pending
+
+    def restore(self, pending: dict[str, Pending]) -> None:
+        """Give back what a failed flush had not written, ahead of anything newer."""
+        for memory_id, older in pending.items():
+            newer = self._pending.get(memory_id)
+            if newer is not None:
+                older.uses += newer.uses
+                older.steps.extend(newer.steps)
+                older.last_used_at = newer.last_used_at or older.last_used_at
+            self._pending[memory_id] = older
+
+    def write(self, pending: dict[str, Pending], committed: Callable[[str], None]) -> None:
+        """Store usage and learned state for the memories in ``pending`` (the flush's one
+        call, after it wrote the reward log).
+
+        Usage counts are incremented in place (``usage_count + n``), so concurrent
+        writers add up. Utility, confidence and reward count are the online EMA fold of
+        each memory's whole reward log (:func:`packs.learning.online.fold_log`), and a
+        row is only overwritten by a fold that saw at least as many events: whichever
+        writer flushes last, the stored state is the fold of the whole log, which the
+        replay must equal. ``committed(table)`` counts each commit (for compaction).
+        """
+        by_uses: dict[int, list[str]] = {}
+        for memory_id, item in pending.items():
+            if item.uses:
+                by_uses.setdefault(item.uses, []).append(memory_id)
+        for uses, ids in sorted(by_uses.items()):
+            self._store.increment(schemas.MEMORIES, ids, "usage_count", uses, "last_used_at")
+            committed(schemas.MEMORIES)
+            for memory_id in ids:  # a retried flush must not count these uses again
+                pending[memory_id].uses = 0
+        rewarded = [memory_id for memory_id, item in pending.items() if item.steps]
+        if not rewarded:
+            return
+        events = pl.DataFrame(
+            self._store.scan(
+                schemas.REWARD_EVENTS, list(ONLINE_COLUMNS), in_clause("memory_id", rewarded)
+            )
+        )
+        states = {m: s for m, s in fold_log(events).items() if s.reward_count}
+        if not states:
+            return
+        now = datetime.now(UTC)
+        rows: list[dict[str, Any]] = [
+            {"id": memory_id, "utility": state.utility, "confidence": state.confidence,
+             "reward_count": state.reward_count, "updated_at": now}
+            for memory_id, state in states.items()
+        ]  # fmt: skip
+        schema = pa.schema([self._memories_schema.field(column) for column in rows[0]])
+        self._store.merge(
+            schemas.MEMORIES, pa.Table.from_pylist(rows, schema=schema), "id",
+            update="target.reward_count <= source.reward_count", insert=False,
+        )  # fmt: skip
+        committed(schemas.MEMORIES)
+        self._stored.update(states)

@@ -1,0 +1,146 @@
+"""The ``wolfie`` command line.
+
+Text that comes from a Pack (memories, chunks, prompt blocks, titles, error messages
+quoting user input) is printed as Rich ``Text``, never parsed as markup: a stored
+``[note | 00:00-00:18]`` prints as written and a stored ``[/red]`` can't crash a command.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+from typing import Annotated
+
+import click
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from flows.runtime import configure_offline
+from packs.errors import WolfieError
+from packs.extras import missing_extra
+from wolfie.commands import register_all
+from wolfie.commands.render import ranking_table, text_panel
+
+configure_offline()
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Wolfie: self-evolving memory.",
+    # Plain click help wraps every column at any width; Rich's panels cut option names
+    # and long words with "…" at 80 columns.
+    rich_markup_mode=None,
+)
+console = Console()
+
+PackOpt = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
+RootOpt = Annotated[
+    str | None,
+    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
+]
+
+
+@app.command(short_help="Build a demo Pack, learn from rewarded episodes, show the change.")
+def demo(
+    pack: PackOpt = "demo",
+    root: RootOpt = None,
+    epochs: Annotated[int, typer.Option(min=1, max=50, help="Passes over the episodes.")] = 3,
+    fresh: Annotated[bool, typer.Option(help="Start from an empty Pack.")] = True,
+) -> None:
+    """Build a Pack from data/demo, recall, learn from rewarded episodes, show the change."""
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # keep the output readable
+    from wolfie.demo_view import print_demo
+
+    print_demo(console, pack, root, epochs, fresh)
+
+
+@app.command(short_help="Rank a Pack's items for a query and print the prompt block.")
+def recall(
+    query: str,
+    pack: PackOpt = "demo",
+    root: RootOpt = None,
+    k: Annotated[int | None, typer.Option(min=1, max=100, help="Items to keep (k2).")] = None,
+    log: Annotated[
+        bool,
+        typer.Option(help="Log an episode and print its id, to reward with `wolfie feedback`."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Rank a Pack's items for QUERY and print the prompt block. Nothing is logged unless
+    --log is given."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+
+    with Pack.open(pack, root, read_only=not log, create=False) as handle:
+        result = agent_tools.recall(handle, query, k, log=log)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
+        return
+    console.print(ranking_table(query, result.items))
+    console.print(text_panel(result.prompt, "Prompt block"))
+    if result.episode_id:
+        console.print(Text(f"Episode {result.episode_id} (reward it with `wolfie feedback`)."))
+
+
+register_all(app)
+
+for _info in app.registered_commands:
+    # click cuts a command's help to 45 characters with "..." in `wolfie --help`; an
+    # explicit short help is printed whole (and wrapped).
+    if _info.short_help is None and _info.callback is not None:
+        _info.short_help = (
+            (inspect.getdoc(_info.callback) or "").split("\n\n")[0].replace("\n", " ")
+        )
+
+
+# Typer >= 0.20 vendors click (typer._click) with its own exception classes; older Typer
+# raises the click package's. Catch both.
+_USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
+    {
+        click.ClickException,
+        *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"),
+    }
+)
+_EXITS = (click.exceptions.Exit, typer.Exit)
+_ABORTS = (click.exceptions.Abort, typer.Abort)
+
+
+def main() -> None:
+    """The console entry point: Wolfie's errors print as one clear line, exit status 2."""
+    try:
+        # Outside standalone mode a command's `raise typer.Exit(n)` comes back as the
+        # return value n, not as an exception: pass it on, or every exit status is 0.
+        status = app(standalone_mode=False)
+    except _EXITS as exc:
+        sys.exit(exc.exit_code)
+    except _USAGE_ERRORS as exc:
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+    except _ABORTS:
+        sys.exit(1)
+    except ModuleNotFoundError as exc:  # an optional part of the install
+        missing = missing_extra(exc, f"wolfie {_command()}")
+        if missing is None:
+            raise
+        _fail(missing)
+    except WolfieError as exc:
+        _fail(exc)
+    sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)
+
+
+def _fail(error: WolfieError) -> None:
+    message = Text.assemble(("Error: ", "red"), str(error))
+    Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+    sys.exit(2)
+
+
+def _command() -> str:
+    words = [a for a in sys.argv[1:] if not a.startswith("-")]
+    return words[0] if words else ""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""``wolfie remember | feedback | signal | packs``: an agent's loop from the shell.
+
+Thin wrappers over :mod:`wolfie.agent_tools`, the code path the MCP server shares. Every
+command prints a short human summary, or the result's JSON with ``--json``. Text from
+the Pack prints literally (Rich ``Text``), never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+console = Console()
+
+PackArg = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
+RootArg = Annotated[
+    str | None,
+    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
+]
+JsonArg = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+KeyArg = Annotated[
+    str | None,
+    typer.Option("--key", help="Idempotency key: a redelivered reward with it applies once."),
+]
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="remember", short_help="Store an interaction as a memory.")(remember)
+    app.command(name="feedback", short_help="Rate a recalled episode from -1 to +1.")(feedback)
+    app.command(
+        name="signal", short_help="Record an implicit signal: acted_on, accepted, edited, ignored."
+    )(signal)
+    app.command(name="packs", short_help="List the Packs under a root.")(packs)
+
+
+def remember(
+    intent: Annotated[str, typer.Argument(help="What was asked or the situation.")],
+    response: Annotated[str, typer.Argument(help="What was done or answered.")],
+    pack: PackArg,
+    root: RootArg = None,
+    outcome: Annotated[str | None, typer.Option(help="How it turned out.")] = None,
+    polarity: Annotated[
+        str | None, typer.Option(help="success or failure (a failure is shown as a WARNING).")
+    ] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help='A JSON object, e.g. \'{"symbol": "NVDA"}\'.')
+    ] = None,
+    source: Annotated[str, typer.Option(help="Provenance recorded with the memory.")] = "cli",
+    as_json: JsonArg = False,
+) -> None:
+    """Store INTENT and RESPONSE as a memory (created if the Pack is new); a near-duplicate
+    intent is merged into the memory it repeats."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+
+    meta = agent_tools.parse_metadata(metadata)
+    with Pack.open(pack, root) as handle:
+        result = agent_tools.remember(
+            handle, intent, response, outcome=outcome, polarity=polarity, metadata=meta,
+            source=source,
+        )  # fmt: skip
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    line = Text.assemble(f"{result.status.capitalize()} memory ", (result.id, "bold"))
+    if result.similarity is not None and result.status == "merged":
+        line.append(f" (intent similarity {result.similarity:.2f})")
+    console.print(line)
+
+
+def feedback(
+    episode_id: Annotated[
+        str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
+    ],
+    rating: Annotated[float, typer.Option("--rating", "-r", help="-1 (misled) to +1 (helped).")],
+    pack: PackArg,
+    root: RootArg = None,
+    key: KeyArg = None,
+    as_json: JsonArg = False,
+) -> None:
+    """Rate EPISODE_ID: every memory it injected moves toward the rating (EMA)."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+
+    with Pack.open(pack, root, create=False) as handle:
+        result = agent_tools.feedback(handle, episode_id, rating, idempotency_key=key)
+    _print_reward(result, as_json)
+
+
+def signal(
+    episode_id: Annotated[
+        str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
+    ],
+    name: Annotated[
+        str, typer.Argument(help="acted_on, accepted, edited, ignored, or the Pack's own.")
+    ],
+    pack: PackArg,
+    root: RootArg = None,
+    memory_id: Annotated[
+        list[str] | None,
+        typer.Option("--memory-id", "-m", help="Only this injected memory; repeatable."),
+    ] = None,
+    key: KeyArg = None,
+    as_json: JsonArg = False,
+) -> None:
+    """Record what the user did with EPISODE_ID's memories (all, or those named)."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+
+    with Pack.open(pack, root, create=False) as handle:
+        result = agent_tools.signal(handle, episode_id, name, memory_id, idempotency_key=key)
+    _print_reward(result, as_json)
+
+
+def packs(root: RootArg = None, as_json: JsonArg = False) -> None:
+    """List the Packs under ROOT with their row counts."""
+    from wolfie import agent_tools
+
+    listing = agent_tools.packs(root)
+    if as_json:
+        _print_json(listing.to_dict())
+        return
+    table = Table(title="Packs", title_justify="left")
+    for column in ("pack", "memories", "knowledge", "episodes", "rewards", "location"):
+        table.add_column(column, justify="right" if column not in ("pack", "location") else "left")
+    for info in listing.packs:
+        table.add_row(
+            Text(info.name), str(info.memories), str(info.knowledge), str(info.episodes),
+            str(info.reward_events), Text(info.uri, overflow="fold"),
+        )  # fmt: skip
+    console.print(table)
+    console.print(f"{len(listing.packs)} Pack(s)")
+
+
+def _print_reward(result: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    if result.duplicate:
+        console.print(Text(f"Already applied (same --key): episode {result.episode_id} unchanged."))
+        return
+    console.print(
+        Text(f"Reward {result.value:+.2f} ({result.kind}) applied to {result.applied} "
+             f"memor{'y' if result.applied == 1 else 'ies'} of episode {result.episode_id}.")
+    )  # fmt: skip
+    for memory_id, utility in result.utilities.items():
+        console.print(Text(f"  {memory_id}  track record (global Q) {utility:+.3f}"))
+
+
+def _print_json(value: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(value, allow_nan=False) + "\n")

@@ -1,0 +1,55 @@
+"""Rich renderables shared by ``wolfie`` commands, with Pack text kept literal.
+
+Anything that came from a Pack or a user (item text, titles, prompt blocks) goes into a
+Rich ``Text``, so brackets in it are printed, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from wolfie.agent_tools import RecalledView
+
+
+TEXT_WIDTH = 70  # characters of item text in a ranking table row
+
+
+def clip(text: str, width: int = TEXT_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def ranking_table(
+    title: str,
+    items: Sequence[RecalledView],
+    marks: Sequence[str] | None = None,
+    mark_header: str = "",
+) -> Table:
+    """Ranked items as a table; ``marks`` adds a column (e.g. how each item moved)."""
+    table = Table(title=Text(title), title_justify="left")
+    # U(m|q): the utility that ranked the item for this query; Q: its global track record
+    columns = ("#", "kind", "text", "sim", "U(m|q)", "Q", "bonus", "score")
+    for column in columns[:3] + ((mark_header,) if marks else ()) + columns[3:]:
+        left = column in ("kind", "text", mark_header)
+        table.add_column(column, justify="left" if left else "right")
+    for rank, item in enumerate(items, start=1):
+        text = Text(clip(item.text))
+        if item.warning:
+            text = Text.assemble(("WARNING ", "red"), text)
+        row: list[str | Text] = [str(rank), item.kind, text]
+        if marks:
+            row.append(Text(marks[rank - 1], style="bold"))
+        row += [f"{item.similarity:.2f}", f"{item.ranked_utility:+.2f}",
+                f"{item.track_record:+.2f}", f"{item.exploration_bonus:.2f}",
+                f"{item.score:+.2f}"]  # fmt: skip
+        table.add_row(*row)
+    return table
+
+
+def text_panel(body: str, title: str) -> Panel:
+    return Panel(Text(body), title=Text(title))
