@@ -28,10 +28,12 @@ from packs.opening import open_store, store_settings
 from packs.records import (
     FeedbackResult,
     KnowledgeChunk,
+    MemoryVersion,
     RebuildReport,
     Recall,
     RememberResult,
     ResolveResult,
+    RevisionResult,
     ValidationResult,
     VoteResult,
 )  # fmt: skip
@@ -89,12 +91,10 @@ class Pack:
         settings: PackSettings | Mapping[str, Any] | None = None,
         storage_options: Mapping[str, str] | None = None,
     ) -> Pack:
-        """Open Pack ``name`` under ``root`` (default ``WOLFIE_ROOT`` or ``./.wolfie``).
-
-        A missing Pack is created unless ``read_only`` or ``create=False`` (then
-        :class:`PackNotFound`). ``settings`` apply at creation, or are stored as a new
-        settings version. ``embedder`` defaults to offline all-MiniLM-L6-v2; one from
-        another vector space is refused.
+        """Open Pack ``name`` under ``root`` (default ``WOLFIE_ROOT`` or ``./.wolfie``),
+        created unless ``read_only`` or ``create=False`` (then :class:`PackNotFound`).
+        ``settings`` apply at creation, or are stored as a new settings version.
+        ``embedder`` defaults to offline all-MiniLM-L6-v2; another vector space is refused.
         """
         found = open_store(name, root, read_only, create=create, embedder=embedder,
                            settings=settings, storage_options=storage_options)  # fmt: skip
@@ -128,8 +128,7 @@ class Pack:
         return self._svc.embedder.info
 
     @property
-    def store(self) -> PackStore:
-        """The storage gateway, for flows and tools that read tables directly."""
+    def store(self) -> PackStore:  # the storage gateway, for flows that read tables directly
         return self._store
 
     def __repr__(self) -> str:
@@ -148,8 +147,7 @@ class Pack:
         self.close()
 
     def close(self) -> None:
-        """Flush everything buffered. A closed Pack loses nothing: a transient storage
-        fault is retried with backoff (1, 2, 4, 8 s) before it is raised."""
+        """Flush everything buffered; a transient fault is retried after 1, 2, 4, 8 s."""
         if self._closed:
             return
         self._svc.background.stop()
@@ -169,14 +167,28 @@ class Pack:
         metadata: Mapping[str, Any] | None = None, *, polarity: str | None = None,
         source: str = "api", scope: str | None = None,
     ) -> RememberResult:  # fmt: skip
-        """Store an interaction as a memory, or merge it into a near-duplicate (cosine >=
-        ``dedup_threshold``, within ``scope``: only recalls in that scope see it)."""
+        """Store an interaction, or merge it into a near-duplicate in ``scope`` (cosine >=
+        ``dedup_threshold``); only recalls in ``scope`` see it."""
         return self._svc.writer.remember(intent, response, outcome, metadata, polarity=polarity,
                                      source=source, scope=scope)  # fmt: skip
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent."""
         return self._svc.writer.add_knowledge(chunks)
+
+    def revise(
+        self, memory_id: str, *, intent: str | None = None, response: str | None = None,
+        outcome: str | None = None, polarity: str | None = None,
+        metadata: Mapping[str, Any] | None = None, source: str = "api",
+    ) -> RevisionResult:  # fmt: skip
+        """Change a memory in place (same id, changed text re-embedded); a new response or
+        polarity is a new action whose utility restarts (docs/rewards.md, "Revising")."""
+        return self._svc.revisions.revise(memory_id, intent=intent, response=response,
+            outcome=outcome, polarity=polarity, metadata=metadata, source=source)  # fmt: skip
+
+    def history(self, memory_id: str) -> list[MemoryVersion]:
+        """Its versions, oldest first: created, merged, revised (when, what, which call)."""
+        return self._svc.history(memory_id)
 
     # --- read path: packs/recall/service.py ----------------------------------------------
 
@@ -185,11 +197,9 @@ class Pack:
         metadata: Mapping[str, Any] | None = None, kind: str | None = None,
         scope: str | None = None,
     ) -> Recall:  # fmt: skip
-        """Phase A (cosine top-k1 above δ) then Phase B (z-scored blend, top-k2), logged.
-
-        ``k`` overrides k2; ``where``/``metadata``/``kind`` filter; ``scope`` sees that
-        scope's rows and the shared ones. :meth:`feedback` rewards the ``episode_id``.
-        """
+        """Phase A (cosine top-k1 above δ), Phase B (z-scored blend, top-k2), logged: ``k``
+        overrides k2; ``where``/``metadata``/``kind`` filter; ``scope`` sees its rows and
+        the shared ones. :meth:`feedback` rewards the ``episode_id``."""
         if self.read_only:
             raise ReadOnlyPack(
                 f"Pack {self.name!r} is open read-only and recall logs an episode; "
@@ -213,8 +223,7 @@ class Pack:
         self, table: str, where: Mapping[str, object] | None = None,
         columns: list[str] | None = None, limit: int | None = None, version: int | None = None,
     ) -> pl.DataFrame:  # fmt: skip
-        """Filter a table (``memories``, ``knowledge``, ``episodes``, ``rewards``, ...)
-        into a polars DataFrame; ``version`` reads the past (``packs/store/query.py``)."""
+        """Filter a table into a polars DataFrame; ``version`` reads the past (store/query.py)."""
         if not self.read_only:
             self.flush()
         return query_table(self._store, table, where, columns, limit, version)
@@ -234,8 +243,7 @@ class Pack:
         magnitude: float | None = None, weight: float = 1.0, idempotency_key: str | None = None,
         memory_ids: list[str] | None = None,
     ) -> FeedbackResult:  # fmt: skip
-        """Append one typed reward event per memory and move their utilities by
-        ``alpha * w * (r - Q)`` (``w``: ``weight`` times the source's wiring weight)."""
+        """One typed reward event per memory; Q += alpha * w * (r - Q), w = weight x wiring."""
         return self._svc.rewards.apply_reward(
             episode_id, value, source=source, signal=signal, magnitude=magnitude, weight=weight,
             idempotency_key=idempotency_key, memory_ids=memory_ids,
@@ -259,8 +267,7 @@ class Pack:
         self, episode_id: str, name: str, memory_ids: list[str] | None = None, *,
         idempotency_key: str | None = None,
     ) -> FeedbackResult:  # fmt: skip
-        """An implicit signal (accepted, edited, ignored, acted_on, ...) for the episode
-        or for the ``memory_ids`` it concerns."""
+        """An implicit signal (accepted, edited, ignored, ...) for the episode or ``memory_ids``."""
         return self._svc.rewards.signal(
             episode_id, name, memory_ids, idempotency_key=idempotency_key
         )
@@ -275,8 +282,7 @@ class Pack:
         self, episode_id: str, output: str, context: Mapping[str, Any] | None = None, *,
         hook: Callable[..., Any] | None = None, idempotency_key: str | None = None,
     ) -> ValidationResult:  # fmt: skip
-        """Check ``output`` with the Pack's validation hook before it ships (never raises
-        for a failing, hanging or broken hook: the output is flagged)."""
+        """Check ``output`` with the validation hook; a broken hook flags it, never raises."""
         return self._svc.verdicts.validate(episode_id, output, context, hook=hook,
                                        idempotency_key=idempotency_key)  # fmt: skip
 
@@ -294,8 +300,7 @@ class Pack:
         return rebuild.reward_log(self._store)
 
     def rebuild_utilities(self, *, write: bool = True) -> RebuildReport:
-        """Replay the reward log and report its drift from the stored (online) values;
-        with ``write``, store what differs in one commit."""
+        """Replay the reward log, report drift from the stored values; ``write`` stores it."""
         report = rebuild.rebuild_utilities(self._store, self.reward_log(), write=write)
         if write and report.changed:
             self._svc.learning.forget_stored()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -129,3 +130,50 @@ class RebuildReport:
     max_utility_drift: float
     max_confidence_drift: float
     drift: pl.DataFrame  # id, utility (online), rebuilt_utility, confidence, rebuilt_confidence
+
+
+@dataclass(frozen=True)
+class MemoryVersion:
+    """One version of a memory (``Pack.history``; mem0's ``history()`` is the model).
+
+    ``event``: "remember" (created; ``changes`` hold its first values), "merge" (it
+    absorbed a near-duplicate, in ``absorbed``) or "revise". ``changes`` maps each field
+    that changed (intent, response, outcome, polarity, metadata, lesson, merge_count) to
+    ``(old, new)``; embeddings are never shown. ``utility_reset``: the revision moved the
+    utility from ``utility_before`` back to the prior (docs/rewards.md, "Revising").
+    """
+
+    memory_id: str
+    version: int  # 1 = created, then in time order
+    at: datetime
+    event: str
+    source: str | None  # the call's provenance: api, cli, mcp, an ingest source
+    changes: dict[str, tuple[Any, Any]]
+    version_id: str | None = None  # the memory_history or merges row; None when created
+    absorbed: dict[str, Any] | None = None  # a merge: the near-duplicate's text
+    utility_reset: bool = False
+    utility_before: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe: ``at`` in ISO 8601, each change as ``{"old": ..., "new": ...}``."""
+        return {
+            "memory_id": self.memory_id, "version": self.version, "at": self.at.isoformat(),
+            "event": self.event, "source": self.source, "version_id": self.version_id,
+            "changes": {k: {"old": old, "new": new} for k, (old, new) in self.changes.items()},
+            "absorbed": self.absorbed, "utility_reset": self.utility_reset,
+            "utility_before": self.utility_before,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RevisionResult:
+    """``status``: "revised", or "unchanged" (every value given was stored already: no
+    version was written, so a retried revise changes nothing twice)."""
+
+    memory_id: str
+    status: str
+    version: MemoryVersion | None
+
+    def to_dict(self) -> dict[str, Any]:
+        version = None if self.version is None else self.version.to_dict()
+        return {"memory_id": self.memory_id, "status": self.status, "version": version}

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
+from packs.history import MemoryHistory
 from packs.journal.background_flush import BackgroundFlush
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
@@ -22,6 +23,7 @@ from packs.learning.state import LearningState
 from packs.memories import MemoryWriter
 from packs.reads import MemoryReader
 from packs.recall.service import RecallService
+from packs.revisions import RevisionService
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.ledger import RewardLedger
 from packs.rewards.service import RewardService
@@ -39,6 +41,8 @@ class PackServices(NamedTuple):
     recall: RecallService
     rewards: RewardService
     verdicts: VerdictService
+    revisions: RevisionService
+    history: MemoryHistory
     tune: TuneSettings
     background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
 
@@ -75,6 +79,7 @@ def build_services(
     rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
     tune = TuneSettings(buffer, learning)
     tune(s)
+    history = MemoryHistory(store)
     return PackServices(
         embedder=embedder,
         flusher=flusher,
@@ -86,6 +91,10 @@ def build_services(
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock
         ),
+        revisions=RevisionService(
+            store, settings, embedder, learning, ledger, buffer, flusher, history, lock
+        ),
+        history=history,
         tune=tune,
         background=BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds),
     )

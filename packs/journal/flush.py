@@ -33,11 +33,13 @@ _ROW_KEYS: dict[str, tuple[str, ...]] = {
     schemas.RETRIEVAL_LOG: ("episode_id", "item_id"),
     schemas.REWARD_EVENTS: ("event_id",),
     schemas.VALIDATIONS: ("episode_id", "hook"),
+    schemas.MEMORY_HISTORY: ("version_id",),
 }
 _IDEMPOTENT_KEYS: dict[str, str | list[str]] = {
     schemas.EPISODES: "id",
     schemas.RETRIEVAL_LOG: ["episode_id", "item_id"],
     schemas.REWARD_EVENTS: "event_id",
+    schemas.MEMORY_HISTORY: "version_id",
 }
 
 
@@ -177,7 +179,7 @@ class Flusher:
         table refuses on their own are dropped and named in ``rejected``."""
         order = (
             schemas.EPISODES, schemas.EPISODE_OUTCOMES, schemas.RETRIEVAL_LOG,
-            schemas.REWARD_EVENTS, schemas.VALIDATIONS,
+            schemas.REWARD_EVENTS, schemas.VALIDATIONS, schemas.MEMORY_HISTORY,
         )  # fmt: skip
         for name in order:
             if name in tables:

@@ -174,6 +174,15 @@ class ContextIndex:
             self._links.drop([evicted])
             self._unlinked.discard(evicted)
 
+    def drop(self, memory_id: str) -> None:
+        """Forget ``memory_id``'s rewarded queries and marks: a revision made it a new
+        action, whose utility for any query starts from the prior (docs/rewards.md)."""
+        self._items.pop(memory_id, None)
+        self._helped.discard(memory_id)
+        self._hubs.discard(memory_id)
+        self._links.drop([memory_id])
+        self._unlinked.discard(memory_id)
+
     def kernel(self, theta: float, failures: bool = True) -> Kernel:
         """The transfer kernel calibrated on these histories (``packs/learning/kernel.py``),
         refitted once they grew by RECALIBRATE_GROWTH."""

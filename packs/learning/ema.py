@@ -59,6 +59,17 @@ class RewardStep:
     confidence_rate: float = DEFAULT_CONFIDENCE_RATE
 
 
+# A revision that changes what a memory tells the agent (its response or polarity) is a
+# new action, so its utility goes back to the prior (docs/rewards.md, "Revising"). It is
+# logged as one reward event of this source with this step: a full step (a·w = 1) to
+# r = 0 sets Q to exactly 0 and confidence to exactly 0.5 (s = 1/2 for r = 0), and
+# counts as one event, so the stored state stays the fold of the append-only log, the
+# replay needs no special case, and reward_count still only grows (the concurrent-writer
+# guard of packs/learning/state.py holds).
+REVISION_SOURCE = "revision"
+REVISION_STEP = RewardStep(value=0.0, alpha=1.0, weight=1.0, confidence_rate=1.0)
+
+
 @dataclass(frozen=True)
 class LearnedState:
     utility: float

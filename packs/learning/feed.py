@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from packs.learning.context import ContextIndex, history_entry
+from packs.learning.ema import REVISION_SOURCE
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
@@ -62,8 +63,12 @@ class ContextFeed:
             .sort(["created_at", "writer", "seq"])  # LRU order: the newest touched last
         )
         self._feed(recent)
+        # helped since its last revision (a revised memory starts afresh: docs/rewards.md)
+        era = (pl.col("source") == REVISION_SOURCE).cast(pl.Int64).cum_sum().over("memory_id")
+        current = events.sort(["created_at", "writer", "seq"]).with_columns(era=era)
+        current = current.filter(pl.col("era") == pl.col("era").max().over("memory_id"))
         self.index.mark_helped(
-            events.filter((pl.col("value") > 0) & (pl.col("source") != "intrinsic"))[
+            current.filter((pl.col("value") > 0) & (pl.col("source") != "intrinsic"))[
                 "memory_id"
             ].unique()
         )
@@ -103,6 +108,9 @@ class ContextFeed:
             return
         vectors = self._query_vectors(events["episode_id"].unique().to_list())
         for row in events.iter_rows(named=True):
+            if row["source"] == REVISION_SOURCE:  # a new action: its history starts afresh
+                self.index.drop(row["memory_id"])
+                continue
             query = vectors.get(row["episode_id"])
             if query is None:  # the episode was not committed: nothing to condition on
                 continue

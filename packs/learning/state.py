@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from packs.errors import UnknownMemory
 from packs.learning.context import ContextIndex, history_entry
-from packs.learning.ema import LearnedState, RewardStep, fold
+from packs.learning.ema import REVISION_SOURCE, LearnedState, RewardStep, fold
 from packs.learning.feed import ContextFeed
 from packs.learning.online import ONLINE_COLUMNS, fold_log
 from packs.store import schemas
@@ -201,7 +201,9 @@ class LearningState:
         """One reward step for ``memory_id``, and its (query, reward) in the contextual
         index once that is loaded (``query``: the episode's query vector)."""
         self._pending.setdefault(memory_id, Pending()).steps.append(step)
-        if step.weight > 0 and self.context.loaded and query is not None:
+        if source == REVISION_SOURCE:
+            self.context.drop(memory_id)
+        elif step.weight > 0 and self.context.loaded and query is not None:
             reward, weight = history_entry(step.value, step.weight, source, magnitude)
             self.context.add(memory_id, query, reward, weight, intrinsic=source == "intrinsic")
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from packs.journal.episodes import EpisodeLog
 from packs.journal.write_buffer import WriteBuffer
-from packs.learning.ema import RewardStep, fold
+from packs.learning.ema import REVISION_SOURCE, REVISION_STEP, RewardStep, fold
 from packs.learning.state import LearningState
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.store import schemas
@@ -68,28 +68,50 @@ class RewardLedger:
             after = fold([step], before)
             self._learning.record(memory_id, step, query, source, magnitude)
             utilities[memory_id] = after.utility
+            q = (before.utility, after.utility)
             rows.append(
-                {
-                    "event_id": "rw_" + stable_hash(key, memory_id),
-                    "idempotency_key": key,
-                    "episode_id": episode_id,
-                    "memory_id": memory_id,
-                    "source": source,
-                    "signal": signal,
-                    "magnitude": magnitude,
-                    "value": step.value,
-                    "weight": step.weight,
-                    "alpha": step.alpha,
-                    "confidence_rate": step.confidence_rate,
-                    "q_before": before.utility,
-                    "q_after": after.utility,
-                    "created_at": now,
-                    "writer": self.writer,
-                    "seq": next(self._seq),
-                }
+                self._row(key, episode_id, memory_id, source, signal, magnitude, step, q, now)
             )
         self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
         if keyed:
             self._buffer.keyed.update(str(row["event_id"]) for row in rows)
         self._keys.remember(key)
         return utilities
+
+    def revision(self, memory_id: str, version_id: str, signal: str) -> float:
+        """Buffer the event of a revision that reset ``memory_id``'s utility
+        (:data:`~packs.learning.ema.REVISION_STEP`, source ``revision``, ``signal`` the
+        fields that changed, ``episode_id`` the revision's version id); returns the
+        utility it had."""
+        before = self._learning.current([memory_id])[memory_id]
+        after = fold([REVISION_STEP], before)
+        self._learning.record(memory_id, REVISION_STEP, None, REVISION_SOURCE, None)
+        q, now = (before.utility, after.utility), datetime.now(UTC)
+        row = self._row(
+            version_id, version_id, memory_id, REVISION_SOURCE, signal, None, REVISION_STEP, q, now
+        )
+        self._buffer.add_rows(schemas.REWARD_EVENTS, [row])
+        return before.utility
+
+    def _row(
+        self, key: str, episode_id: str, memory_id: str, source: str, signal: str,
+        magnitude: float | None, step: RewardStep, q: tuple[float, float], now: datetime,
+    ) -> dict[str, object]:  # fmt: skip
+        return {
+            "event_id": "rw_" + stable_hash(key, memory_id),
+            "idempotency_key": key,
+            "episode_id": episode_id,
+            "memory_id": memory_id,
+            "source": source,
+            "signal": signal,
+            "magnitude": magnitude,
+            "value": step.value,
+            "weight": step.weight,
+            "alpha": step.alpha,
+            "confidence_rate": step.confidence_rate,
+            "q_before": q[0],
+            "q_after": q[1],
+            "created_at": now,
+            "writer": self.writer,
+            "seq": next(self._seq),
+        }

@@ -192,7 +192,7 @@ class PackStore:
         ``update=True`` updates matched rows, a string updates only matched rows where
         that SQL condition holds (``target.`` / ``source.`` prefixes), ``False`` leaves
         them alone. ``insert`` adds rows whose key is new. ``data`` may hold a subset of
-        the columns when ``insert`` is False. Returns the number of rows inserted.
+        the columns when ``insert`` is False. Returns the rows inserted or updated.
         """
         self.require_writable(f"write to {name!r}")
         if not data.num_rows:
@@ -209,7 +209,7 @@ class PackStore:
         result = self._commit(
             f"merge into {name!r}", lambda: builder.execute(data, on_bad_vectors="null")
         )
-        return int(getattr(result, "num_inserted_rows", 0) or 0)
+        return int(result.num_inserted_rows or 0) + int(result.num_updated_rows or 0)
 
     def increment(
         self, name: str, ids: list[str], column: str, by: int, stamp: str | None = None

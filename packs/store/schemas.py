@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+# 2: the ``memory_history`` table (revisions); a version-1 Pack opens and gets it on its
+# first revision.
+SCHEMA_VERSION = 2
 
 MEMORIES = "memories"
 EPISODES = "episodes"
@@ -21,6 +23,7 @@ PACK_META = "pack_meta"
 VALIDATIONS = "validations"
 LESSON_LOG = "lesson_log"
 MERGES = "merges"
+MEMORY_HISTORY = "memory_history"
 # Not a table: buffered updates of resolved episodes, written into EPISODES.
 EPISODE_OUTCOMES = "episode_outcomes"
 OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
@@ -195,6 +198,21 @@ MERGES_SCHEMA = pa.schema(
     ]
 )
 
+# One row per revision of a memory (``Pack.revise``): what changed, old and new, without
+# embeddings. With the memory row and its ``merges`` it is the memory's history.
+MEMORY_HISTORY_SCHEMA = pa.schema(
+    [
+        pa.field("version_id", pa.string(), nullable=False),
+        pa.field("memory_id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("event", pa.string(), nullable=False),  # "revise"
+        pa.field("source", pa.string()),  # the caller's provenance: api, cli, mcp
+        pa.field("changes_json", pa.string(), nullable=False),  # {field: {old, new}}
+        pa.field("utility_before", pa.float64()),  # the track record a revision reset
+        pa.field("utility_reset", pa.bool_(), nullable=False),
+    ]
+)
+
 # One row per lesson the lessons flow tried to write, kept or not.
 LESSON_LOG_SCHEMA = pa.schema(
     [
@@ -229,6 +247,7 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         VALIDATIONS: VALIDATIONS_SCHEMA,
         LESSON_LOG: LESSON_LOG_SCHEMA,
         MERGES: MERGES_SCHEMA,
+        MEMORY_HISTORY: MEMORY_HISTORY_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }
 
