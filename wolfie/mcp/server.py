@@ -10,8 +10,8 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
 - **Scopes**: a call may name a ``scope`` (a user or session). It is stored as metadata
   and enforced in recall filters (``packs/store/scopes.py``). A server started with a scope is
   pinned to it: a call naming another scope is refused.
-- **Read-only**: ``--read-only`` opens the Pack read-only and registers only ``search``
-  and ``maturity``.
+- **Read-only**: ``--read-only`` opens the Pack read-only and registers only the reads:
+  ``search``, ``maturity`` and ``history``.
 - **Errors**: a ``WolfieError`` becomes a tool error carrying its message; the SDK turns
   any other exception into a tool error too, so no call crashes the server.
 - **Durability**: every write tool flushes before it answers, so an acknowledged write
@@ -30,8 +30,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from packs.errors import InvalidInput, WolfieError
 from packs.maturity import Maturity
 from packs.pack import Pack
-from wolfie import agent_tools
+from wolfie import agent_tools, corrections
 from wolfie.agent_tools import Recalled, Remembered, Rewarded
+from wolfie.corrections import History, Revised
 from wolfie.mcp import ops as mcp_ops
 from wolfie.mcp.ops import IngestStarted, Resolved
 
@@ -108,6 +109,9 @@ def build_server(
     def maturity() -> Maturity:
         return mcp_ops.maturity(pack)
 
+    def history(memory_id: str, scope: str | None = None) -> History:
+        return corrections.history(pack, memory_id, scope=guard(scope))
+
     add(search, "Rank the Pack's memories and knowledge for `query` without logging an "
         "episode (read-only; use `recall` when you will give feedback). `filters` maps "
         "columns (kind, source, title, signal_polarity, outcome) or metadata keys to "
@@ -115,6 +119,9 @@ def build_server(
     add(maturity, "How mature the Pack is: episode count, utility convergence against the "
         "EMA noise floor, hit rate, coverage, feedback density, and the stage (cold, "
         "warming, warm).")  # fmt: skip
+    add(history, "A memory's versions, oldest first: when it was created, merged with a "
+        "near-duplicate or revised, what changed (old and new values) and from which call. "
+        "Only memories this `scope` can recall.")  # fmt: skip
     if pack.read_only:
         return server
 
@@ -154,6 +161,16 @@ def build_server(
     ) -> Resolved:  # fmt: skip
         return mcp_ops.resolve(pack, episode_id, response, success, idempotency_key=idempotency_key)
 
+    def revise(
+        memory_id: str, intent: str | None = None, response: str | None = None,
+        outcome: str | None = None, polarity: Literal["success", "failure", "none"] | None = None,
+        metadata: dict[str, Json] | None = None, scope: str | None = None,
+    ) -> Revised:  # fmt: skip
+        return corrections.revise(
+            pack, memory_id, intent=intent, response=response, outcome=outcome,
+            polarity=polarity, metadata=metadata, source="mcp", scope=guard(scope),
+        )  # fmt: skip
+
     def ingest(sources: list[str]) -> IngestStarted:
         return mcp_ops.start_ingest(pack.name, ingest_root, sources)
 
@@ -176,6 +193,10 @@ def build_server(
         "tanh(amount / the Pack's outcome scale).", flush=True)  # fmt: skip
     add(resolve, "Close an episode with the final `response` (and `success` if known); "
         "the response is also scored against past successes and failures.",
+        flush=True)  # fmt: skip
+    add(revise, "Correct a memory in place (same id): give only the fields to change. A "
+        "new `response` or `polarity` ('none' clears it) is a new action whose utility "
+        "restarts; `metadata` replaces the old. Only memories of your `scope`.",
         flush=True)  # fmt: skip
     add(ingest, "Start ingesting media URLs or files, documents or folders of documents "
         "into this Pack. Returns at once with a `run_id` (the flow run's name); the run "

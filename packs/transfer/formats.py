@@ -1,0 +1,199 @@
+"""The two export formats of a Pack, read and written with pyarrow and json only.
+
+- **Parquet directory**: ``manifest.json`` and ``tables/<table>.parquet``, one file per
+  table (vectors as fixed-size float32 lists, as stored).
+- **JSONL** (a path ending in ``.jsonl``): line 1 is ``{"manifest": {...}}``, then one
+  ``{"table": name, "row": {...}}`` per row, table after table; timestamps in ISO 8601,
+  vectors as lists of numbers.
+
+The manifest names the format and its version, the Pack's schema version and embedding
+space, and each table with its row count and its Arrow schema (IPC bytes in base64, so
+a JSONL row is decoded by type, and a table this code does not know, such as
+``eval_sets``, is recreated as it was). Nothing read from a file chooses code to run:
+table names must match :data:`TABLE_NAME`, values are data, there is no pickle.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from packs.errors import InvalidInput
+
+FORMAT = "wolfie-pack-export"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+TABLES = "tables"
+BATCH_ROWS = 8_192  # rows per batch read back (and per import commit)
+TABLE_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What an export holds (the module docstring)."""
+
+    pack: str
+    exported_at: str
+    schema_version: int
+    embedding: dict[str, Any]
+    tables: dict[str, dict[str, Any]]  # name -> {"rows": n, "version": v, "schema": b64}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "format_version": FORMAT_VERSION, "pack": self.pack,
+                "exported_at": self.exported_at, "schema_version": self.schema_version,
+                "embedding": self.embedding, "tables": self.tables}  # fmt: skip
+
+    def schema(self, table: str) -> pa.Schema:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(self.tables[table]["schema"])))
+
+
+def encode_schema(schema: pa.Schema) -> str:
+    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+def is_jsonl(path: Path) -> bool:
+    return path.suffix.lower() == ".jsonl"
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def write_export(
+    path: Path, manifest: Manifest, rows: Callable[[str], pa.Table], *, jsonl: bool
+) -> None:
+    """Write ``manifest`` and each of its tables (read one at a time by ``rows``) to
+    ``path``: a new ``.jsonl`` file, or a new directory of Parquet files."""
+    if jsonl:
+        with path.open("w", encoding="utf-8") as out:
+            out.write(json.dumps({"manifest": manifest.to_dict()}) + "\n")
+            for name in manifest.tables:
+                for batch in rows(name).to_batches(max_chunksize=BATCH_ROWS):
+                    for row in batch.to_pylist():
+                        line = {"table": name, "row": row}
+                        out.write(json.dumps(line, default=_json_value, allow_nan=False) + "\n")
+        return
+    (path / TABLES).mkdir(parents=True)
+    for name in manifest.tables:
+        pq.write_table(rows(name), path / TABLES / f"{name}.parquet")
+    (path / MANIFEST).write_text(json.dumps(manifest.to_dict(), indent=2), encoding="utf-8")
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def read_manifest(path: Path) -> Manifest:
+    """The manifest of the export at ``path``, checked (a clear error for anything else)."""
+    try:
+        if is_jsonl(path):
+            with path.open(encoding="utf-8") as lines:
+                data = json.loads(lines.readline()).get("manifest")
+        else:
+            data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InvalidInput(
+            f"No Wolfie export at {str(path)!r}: expected a .jsonl file or a directory with "
+            f"{MANIFEST}, as `wolfie export` writes."
+        ) from exc
+    except (ValueError, AttributeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{str(path)!r} is not a Wolfie export: {exc}") from exc
+    return _checked(data, path)
+
+
+def _checked(data: object, path: Path) -> Manifest:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InvalidInput(f"{str(path)!r} is not a Wolfie export (no {FORMAT!r} manifest).")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise InvalidInput(
+            f"{str(path)!r} is export format version {data.get('format_version')!r}; this "
+            f"Wolfie reads version {FORMAT_VERSION}. Export it again with this Wolfie."
+        )
+    try:
+        manifest = Manifest(
+            str(data["pack"]), str(data["exported_at"]), int(data["schema_version"]),
+            dict(data["embedding"]), dict(data["tables"]),
+        )  # fmt: skip
+        for name, entry in manifest.tables.items():
+            if not TABLE_NAME.fullmatch(name):
+                raise InvalidInput(f"the table name {name!r} is not one Wolfie writes")
+            manifest.schema(name)
+            int(entry["rows"])
+    except (KeyError, TypeError, ValueError, pa.ArrowException) as exc:
+        raise InvalidInput(f"The manifest of {str(path)!r} is damaged: {exc}") from exc
+    return manifest
+
+
+def read_tables(path: Path, manifest: Manifest) -> Iterator[tuple[str, pa.Table]]:
+    """Each table's rows, in batches of at most :data:`BATCH_ROWS`, in the file's order
+    (a table with no rows yields one empty batch)."""
+    if is_jsonl(path):
+        yield from _jsonl_tables(path, manifest)
+        return
+    for name in manifest.tables:
+        file = path / TABLES / f"{name}.parquet"
+        if not file.is_file():
+            raise InvalidInput(f"The export {str(path)!r} lacks {TABLES}/{name}.parquet.")
+        parquet = pq.ParquetFile(file)
+        yield name, parquet.schema_arrow.empty_table()
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+            yield name, pa.Table.from_batches([batch])
+
+
+def _jsonl_tables(path: Path, manifest: Manifest) -> Iterator[tuple[str, pa.Table]]:
+    current: str | None = None
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as lines:
+        next(lines)  # the manifest
+        for number, text in enumerate(lines, start=2):
+            try:
+                line = json.loads(text)
+                name, row = line["table"], line["row"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InvalidInput(f"{str(path)!r} line {number} is not an export row.") from exc
+            if name not in manifest.tables:
+                raise InvalidInput(f"{str(path)!r} line {number}: table {name!r} is not listed.")
+            if name != current or len(rows) >= BATCH_ROWS:
+                if current is not None:
+                    yield current, _decoded(rows, manifest.schema(current), path)
+                current, rows = name, []
+            rows.append(row)
+    if current is not None:
+        yield current, _decoded(rows, manifest.schema(current), path)
+    for name in manifest.tables:  # tables with no rows have no lines
+        yield name, manifest.schema(name).empty_table()
+
+
+def _decoded(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> pa.Table:
+    try:
+        values = [{f.name: _typed(row.get(f.name), f.type) for f in schema} for row in rows]
+        return pa.Table.from_pylist(values, schema=schema)
+    except (ValueError, TypeError, pa.ArrowException) as exc:
+        raise InvalidInput(f"{str(path)!r} holds a row unlike its table's: {exc}") from exc
+
+
+def _typed(value: Any, kind: pa.DataType) -> Any:
+    """A JSON value back in the Python type Arrow wants (timestamps from ISO 8601)."""
+    if value is None:
+        return None
+    if pa.types.is_timestamp(kind):
+        return datetime.fromisoformat(value)
+    if pa.types.is_struct(kind):
+        return {f.name: _typed(value.get(f.name), f.type) for f in kind}
+    listed = pa.types.is_list(kind) or pa.types.is_large_list(kind)
+    if listed and (pa.types.is_timestamp(kind.value_type) or pa.types.is_struct(kind.value_type)):
+        return [_typed(v, kind.value_type) for v in value]
+    return value

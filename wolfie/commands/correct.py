@@ -1,0 +1,132 @@
+"""``wolfie revise | history``: correct a memory in place, and list its versions.
+
+Thin wrappers over :mod:`wolfie.corrections`, the code path the MCP server shares. Text
+from the Pack prints literally (Rich ``Text``), never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from wolfie.commands.render import clip
+
+console = Console()
+
+PackArg = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
+RootArg = Annotated[
+    str | None,
+    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
+]
+JsonArg = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+IdArg = Annotated[str, typer.Argument(help="The memory id (m_...) that remember or recall gave.")]
+ScopeArg = Annotated[
+    str | None,
+    typer.Option(help="Only a memory of this scope (user or session); default: any memory."),
+]
+CHANGE_CHARS = 60  # characters of an old or new value in the history table
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="revise", short_help="Correct a memory in place (same id).")(revise)
+    app.command(name="history", short_help="List a memory's versions: created, merged, revised.")(
+        history
+    )
+
+
+def revise(
+    memory_id: IdArg,
+    pack: PackArg,
+    root: RootArg = None,
+    intent: Annotated[str | None, typer.Option(help="The new intent (re-embedded).")] = None,
+    response: Annotated[
+        str | None, typer.Option(help="The new response (re-embedded; restarts the utility).")
+    ] = None,
+    outcome: Annotated[str | None, typer.Option(help="The new outcome.")] = None,
+    polarity: Annotated[
+        str | None,
+        typer.Option(help="success, failure, or none to clear it (restarts the utility)."),
+    ] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help="A JSON object that replaces the metadata.")
+    ] = None,
+    scope: ScopeArg = None,
+    source: Annotated[str, typer.Option(help="Provenance recorded with the version.")] = "cli",
+    as_json: JsonArg = False,
+) -> None:
+    """Change the given fields of MEMORY_ID in place; the rest stay. A new response or
+    polarity is a new action: its utility restarts from the prior (docs/rewards.md)."""
+    from packs.pack import Pack
+    from wolfie import agent_tools, corrections
+
+    meta = agent_tools.parse_metadata(metadata)
+    with Pack.open(pack, root, create=False) as handle:
+        result = corrections.revise(
+            handle, memory_id, intent=intent, response=response, outcome=outcome,
+            polarity=polarity, metadata=meta, source=source, scope=scope,
+            any_scope=scope is None,
+        )  # fmt: skip
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    if result.version is None:
+        console.print(Text(f"Unchanged: memory {memory_id} already holds these values."))
+        return
+    version = result.version
+    fields = ", ".join(version.changes)
+    console.print(Text(f"Revised memory {memory_id} (version {version.version}): {fields}."))
+    if version.utility_reset:
+        console.print(
+            Text(f"New action: utility {version.utility_before:+.3f} restarted from the prior.")
+        )
+
+
+def history(
+    memory_id: IdArg,
+    pack: PackArg,
+    root: RootArg = None,
+    scope: ScopeArg = None,
+    as_json: JsonArg = False,
+) -> None:
+    """List MEMORY_ID's versions, oldest first: when, what changed (old -> new) and from
+    which call (remember, merge, revise)."""
+    from packs.pack import Pack
+    from wolfie import corrections
+
+    with Pack.open(pack, root, read_only=True) as handle:
+        found = corrections.history(handle, memory_id, scope=scope, any_scope=scope is None)
+    if as_json:
+        _print_json(found.to_dict())
+        return
+    table = Table(title=Text(f"History of {memory_id}"), title_justify="left")
+    for column in ("#", "at", "event", "source", "changes"):
+        table.add_column(column, justify="right" if column == "#" else "left")
+    for version in found.versions:
+        lines = [f"{field}: {_cell(c['old'])} -> {_cell(c['new'])}"
+                 for field, c in version.changes.items()]  # fmt: skip
+        if version.absorbed:
+            lines.append(f"absorbed: {_cell(version.absorbed.get('intent'))}")
+        if version.utility_reset:
+            lines.append(f"utility {version.utility_before:+.3f} -> prior")
+        table.add_row(
+            str(version.version), version.at[:19].replace("T", " "), version.event,
+            Text(version.source or ""), Text("\n".join(lines)),
+        )  # fmt: skip
+    console.print(table)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return clip(text, CHANGE_CHARS)
+
+
+def _print_json(value: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(value, allow_nan=False) + "\n")

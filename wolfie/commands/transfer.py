@@ -1,0 +1,80 @@
+"""``wolfie export | import``: a whole Pack to a Parquet directory or a JSONL file, and
+back, between a folder and S3 (the engine: ``packs/transfer/``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:  # the engine loads LanceDB: only inside a command (wolfie --help stays fast)
+    from packs.transfer.pack_io import TransferReport
+
+console = Console()
+
+PackArg = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
+RootArg = Annotated[
+    str | None,
+    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
+]
+JsonArg = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+FileArg = Annotated[
+    str, typer.Argument(help="A new directory (Parquet files) or a file ending in .jsonl.")
+]
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="export", short_help="Write a Pack to Parquet files or a JSONL file.")(export)
+    app.command(name="import", short_help="Read an exported Pack into a Pack.")(import_)
+
+
+def export(file: FileArg, pack: PackArg, root: RootArg = None, as_json: JsonArg = False) -> None:
+    """Write every table of the Pack (rows, embeddings, learned state, the reward log,
+    every settings version) to FILE: a new directory of Parquet files, or a .jsonl file."""
+    from packs.pack import Pack
+    from packs.transfer.pack_io import export_pack
+
+    with Pack.open(pack, root, read_only=True) as handle:
+        report = export_pack(handle, file)
+    _show(report, as_json, f"Exported Pack {report.pack} to {report.path} ({report.format})")
+
+
+def import_(
+    file: Annotated[str, typer.Argument(help="What `wolfie export` wrote.")],
+    pack: PackArg,
+    root: RootArg = None,
+    merge: Annotated[
+        bool,
+        typer.Option(help="Add the file's new rows to a Pack that holds rows (keeps its own)."),
+    ] = False,
+    as_json: JsonArg = False,
+) -> None:
+    """Read FILE into the Pack (created if missing; one that holds rows needs --merge). A
+    file from another embedding space is refused. Utilities are rebuilt from the log."""
+    from packs.transfer.pack_io import import_pack
+
+    report = import_pack(file, pack, root, merge=merge)
+    merged = " (merged)" if report.merged else ""
+    _show(report, as_json, f"Imported {report.path} into Pack {report.pack}{merged}")
+
+
+def _show(report: TransferReport, as_json: bool, title: str) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), allow_nan=False) + "\n")
+        return
+    console.print(Text(title + "."))
+    table = Table()
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    for name, rows in report.tables.items():
+        table.add_row(name, str(rows))
+    console.print(table)
+    if report.rebuilt:
+        console.print(Text(f"{report.rebuilt} utilities rebuilt from the reward log."))
+    for name in report.skipped:
+        console.print(Text(f"Kept the Pack's own {name} (settings) in the merge."))
