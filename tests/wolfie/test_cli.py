@@ -28,10 +28,10 @@ MARKUP_CHUNK = "[note | 00:00-00:18] Wait for the retest before entering"
 
 
 def wolfie(
-    *args: str, columns: int = 100, timeout: float = 240
+    *args: str, columns: int = 100, timeout: float = 240, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "dumb",
-           "PREFECT_LOGGING_LEVEL": "CRITICAL"}  # fmt: skip
+           "PREFECT_LOGGING_LEVEL": "CRITICAL", **(env or {})}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "wolfie.cli", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,

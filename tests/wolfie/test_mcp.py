@@ -25,8 +25,10 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-test-token"
-WRITE_TOOLS = {"recall", "remember", "feedback", "signal", "outcome", "resolve", "ingest"}
-READ_TOOLS = {"search", "maturity"}
+WRITE_TOOLS = {
+    "recall", "remember", "feedback", "signal", "outcome", "resolve", "revise", "ingest",
+}  # fmt: skip
+READ_TOOLS = {"search", "maturity", "history"}
 
 
 def _env(root: Path, **extra: str) -> dict[str, str]:
@@ -198,7 +200,7 @@ def test_scopes_are_isolated_and_a_pinned_server_keeps_its_scope(tmp_root: Path)
 def test_read_only_server_has_only_the_read_tools(tmp_root: Path):
     async def main() -> None:
         async with stdio_session(tmp_root, "--pack", "agents") as session:
-            await call(session, "remember", intent="Backups run nightly", response="At 02:00")
+            made = await call(session, "remember", intent="Backups run nightly", response="At 02")
         async with stdio_session(tmp_root, "--pack", "agents", "--read-only") as session:
             tools = {tool.name for tool in (await session.list_tools()).tools}
             assert tools == READ_TOOLS
@@ -208,6 +210,50 @@ def test_read_only_server_has_only_the_read_tools(tmp_root: Path):
             assert mature["stage"] == "cold" and mature["memory_count"] == 1
             refused = await error_of(session, "remember", intent="x", response="y")
             assert "unknown tool" in refused.lower()
+            versions = (await call(session, "history", memory_id=made["id"]))["versions"]
+            assert [v["event"] for v in versions] == ["remember"]
+            refused = await error_of(session, "revise", memory_id=made["id"], outcome="ok")
+            assert "unknown tool" in refused.lower()
+
+    anyio.run(main)
+
+
+def test_revise_and_history_keep_to_the_callers_scope(tmp_root: Path):
+    async def main() -> None:
+        async with stdio_session(tmp_root, "--pack", "agents") as session:
+            mine = await call(session, "remember", intent="My deploy key expired",
+                              response="Ask ops for a new one", scope="alice")  # fmt: skip
+            shared = await call(session, "remember", intent="Deploys freeze on Fridays",
+                                response="Ship on Thursday")  # fmt: skip
+            done = await call(
+                session, "revise", memory_id=mine["id"], scope="alice",
+                response="Rotate it yourself with `keys rotate`", polarity="success",
+            )  # fmt: skip
+            assert done["status"] == "revised" and done["version"]["version"] == 2
+            assert done["version"]["changes"]["response"] == {
+                "old": "Ask ops for a new one", "new": "Rotate it yourself with `keys rotate`",
+            }  # fmt: skip
+            found = await call(session, "recall", query="rotate the deploy key", scope="alice")
+            assert found["items"][0]["id"] == mine["id"]
+            assert "keys rotate" in found["prompt"]
+            versions = await call(session, "history", memory_id=mine["id"], scope="alice")
+            assert [(v["event"], v["source"]) for v in versions["versions"]] == [
+                ("remember", "agent"), ("revise", "mcp"),
+            ]  # fmt: skip
+            seen = await call(session, "history", memory_id=shared["id"], scope="alice")
+            assert len(seen["versions"]) == 1  # a shared memory: visible, not revisable
+            text = await error_of(session, "revise", memory_id=shared["id"], scope="alice",
+                                  outcome="x")  # fmt: skip
+            assert "shared by every scope" in text
+            text = await error_of(session, "history", memory_id=mine["id"], scope="bob")
+            assert "UnknownMemory" in text and "in this scope" in text
+            text = await error_of(session, "revise", memory_id=mine["id"], polarity="meh")
+            assert "polarity" in text
+        async with stdio_session(tmp_root, "--pack", "agents", "--scope", "bob") as pinned:
+            text = await error_of(pinned, "revise", memory_id=mine["id"], outcome="x")
+            assert "in this scope" in text
+            text = await error_of(pinned, "history", memory_id=mine["id"])
+            assert "in this scope" in text
 
     anyio.run(main)
 
