@@ -52,6 +52,7 @@ def test_revise_then_history_from_the_shell(shell_pack):
     }  # fmt: skip
     table = wolfie("history", made, "--pack", "ops", "--root", root, columns=160)
     assert table.returncode == 0, table.stderr
+    assert f"intent: - -> {INTENT}" in table.stdout  # version 1: what it was created with
     assert "response: Raise the timeout. -> Split the export by day." in table.stdout
     same = wolfie("revise", made, "--pack", "ops", "--root", root, "--outcome", "fixed")
     assert same.returncode == 0 and "Unchanged" in same.stdout
