@@ -26,7 +26,9 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from packs.learning.ema import REVISION_SOURCE
 from packs.store import schemas
+from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 
 COLD_EPISODES = 20
@@ -119,9 +121,10 @@ def measure_maturity(store: PackStore, alpha: float, *, record: bool) -> Maturit
     """Read the tables :func:`compute_maturity` needs (the caller flushes first);
     ``record`` appends the result to ``state_traces``."""
     memories = store.scan(schemas.MEMORIES, ["kind", "utility", "reward_count"])
-    rewards = store.scan(
-        schemas.REWARD_EVENTS, ["episode_id", "memory_id", "value", "weight", "idempotency_key"]
-    )
+    rewards = store.scan(  # a revision's reset is logged as an event, but is no feedback
+        schemas.REWARD_EVENTS, ["episode_id", "memory_id", "value", "weight", "idempotency_key"],
+        f"source != {sql_literal(REVISION_SOURCE)}",
+    )  # fmt: skip
     injected = store.scan(schemas.RETRIEVAL_LOG, ["item_id"], "injected = true")
     result = compute_maturity(
         datetime.now(UTC), alpha, pl.DataFrame(memories), store.count(schemas.EPISODES),

@@ -128,6 +128,7 @@ def test_a_new_response_restarts_the_utility_other_fields_keep_it(tmp_root):
         assert log["episode_id"][-1] == reset.version.version_id
         report = pack.rebuild_utilities(write=False)
         assert report.changed == 0 and report.max_utility_drift < 1e-9
+        assert pack.maturity().reward_count == 2  # a reset is logged, but is no feedback
         # nothing learned since the reset: a second action change logs no second event
         pack.revise(made, polarity="failure")
         assert pack.reward_log().height == 3 and _learned(pack, made) == (0.0, 0.5, 3)
