@@ -45,6 +45,8 @@ INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
    a P&L) or `resolve` (the final response, with success if known). Rewards move the
    utility of every recalled memory, so the next recall ranks better.
 3. `remember` what was asked, what was done and how it turned out.
+4. When a memory proves wrong, `revise` it (same id) rather than remember a contradiction;
+   `history` shows its versions.
 Pass the same `scope` (a user or session id) to every call for one user."""
 
 T = TypeVar("T")
