@@ -304,4 +304,4 @@ class Pack:
     def maturity(self, *, record: bool = False) -> Maturity:
         """The five maturity signals and the stage; ``record`` appends a state trace."""
         self.flush()
-        return measure_maturity(self._store, self._settings.value.alpha, record=record)
+        return measure_maturity(self._store, self._settings.value.rewards.alpha, record=record)

@@ -1,15 +1,49 @@
-"""Typed results of the Pack API (frozen dataclasses)."""
+"""Typed results of the Pack API (frozen dataclasses), the one vocabulary of every door.
+
+The engine returns these; the CLI's ``--json`` and the MCP server serialise them with
+``to_dict()`` (JSON-safe: no NaN, datetimes as ISO strings), so a field has one name and one
+meaning wherever a user meets it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 
+def json_safe(value: Any) -> Any:
+    """A record's value as JSON: nested records and containers, datetimes as ISO 8601,
+    non-finite floats as None."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: json_safe(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class Record:
+    """Mixin of the result records: ``to_dict()`` for the CLI's JSON and MCP."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = json_safe(self)
+        if not isinstance(out, dict):  # pragma: no cover - records are dataclasses
+            raise TypeError(f"{type(self).__name__} is not a dataclass record")
+        return out
+
+
 @dataclass(frozen=True)
-class KnowledgeChunk:
+class KnowledgeChunk(Record):
     """A piece of a document or media transcript, addressed by source and position."""
 
     text: str
@@ -22,7 +56,7 @@ class KnowledgeChunk:
 
 
 @dataclass(frozen=True)
-class RememberResult:
+class RememberResult(Record):
     """``status``: "created" (new row), "merged" (absorbed by a near-duplicate) or
     "exists" (the same intent and response were stored before: nothing changed)."""
 
@@ -36,13 +70,16 @@ class RememberResult:
 
 
 @dataclass(frozen=True)
-class RecalledItem:
+class RecalledItem(Record):
     """One injected item with every part of its score.
 
-    Two utilities, two names: ``utility`` is the memory's global track record (the EMA Q
-    over every reward it got, what the prompt block's "Track record" shows);
-    :attr:`ranked_utility` is the one Phase B ranked it by for this query, U(m | q) in
-    contextual mode (docs/contextual.md).
+    Two utilities, two names:
+
+    - :attr:`ranked_utility` is the utility Phase B ranked it by *for this query*:
+      ``U(m | q)`` in contextual mode (docs/contextual.md), the global Q in global mode;
+    - :attr:`track_record` is the memory's global EMA Q over every reward it got: the
+      ``memories`` table's ``utility`` column, and what the prompt block's "Track record"
+      shows (:attr:`utility` is the same value, under the column's name).
     """
 
     id: str
@@ -51,7 +88,8 @@ class RecalledItem:
     lesson: str | None
     response: str | None
     similarity: float
-    utility: float
+    ranked_utility: float
+    track_record: float
     confidence: float
     score: float
     exploration_bonus: float
@@ -59,7 +97,6 @@ class RecalledItem:
     reward_count: int
     polarity: str | None
     warning: bool
-    contextual_utility: float | None = None  # U(m | query) that Phase B ranked by
     lexical: float = 0.0  # BM25 score in Phase A's lexical list (0: not in it)
     source: str | None = None
     title: str | None = None
@@ -67,14 +104,15 @@ class RecalledItem:
     end_s: float | None = None
 
     @property
-    def ranked_utility(self) -> float:
-        """The utility that ranked this item: U(m | q), or the global Q without it."""
-        return self.utility if self.contextual_utility is None else self.contextual_utility
+    def utility(self) -> float:
+        """The global Q (the ``utility`` column): :attr:`track_record`."""
+        return self.track_record
 
 
 @dataclass(frozen=True)
-class Recall:
-    """What ``Pack.recall`` returns: the episode to reward later and the winners."""
+class Recall(Record):
+    """What ``Pack.recall`` returns: the episode to reward later and the winners.
+    ``episode_id`` is None for a search (nothing logged)."""
 
     episode_id: str | None
     query: str
@@ -88,24 +126,38 @@ class Recall:
 
 
 @dataclass(frozen=True)
-class FeedbackResult:
+class FeedbackResult(Record):
+    """A reward applied to an episode's memories.
+
+    ``track_records``: each rewarded memory's new global Q. ``ranked_utilities``: what the
+    next recall of the episode's question will rank it by, ``U(m | q)`` at that question
+    after this reward (the global Q in global mode; docs/contextual.md). Both include
+    rewards buffered on this handle.
+    """
+
     episode_id: str
+    source: str  # explicit, outcome, implicit, vote, validation, intrinsic
+    value: float  # the reward in [-1, 1], before the source's weight
     applied: int  # memories whose utility moved
-    duplicate: bool  # True when the idempotency key was seen before
-    # each rewarded memory's new global Q (its track record); the next recall ranks by
-    # U(m | q), which this reward moved for queries like the episode's (docs/contextual.md)
-    utilities: dict[str, float]
+    duplicate: bool  # True when the idempotency key was seen before: nothing changed
+    track_records: dict[str, float]
+    ranked_utilities: dict[str, float]
+
+    @property
+    def utilities(self) -> dict[str, float]:
+        """The new global Q of each rewarded memory (:attr:`track_records`)."""
+        return self.track_records
 
 
 @dataclass(frozen=True)
-class VoteResult:
+class VoteResult(Record):
     winner: str | None  # the normalised majority answer; None on a tie (nobody rewarded)
     counts: dict[str, int]
     rewards: dict[str, FeedbackResult]  # per attempt (episode id)
 
 
 @dataclass(frozen=True)
-class ValidationResult:
+class ValidationResult(Record):
     passed: bool | None  # None: the hook raised, hung or returned a non-bool
     flagged: bool  # True unless the output passed: don't ship it unchecked
     error: str | None
@@ -113,7 +165,7 @@ class ValidationResult:
 
 
 @dataclass(frozen=True)
-class ResolveResult:
+class ResolveResult(Record):
     episode_id: str
     intrinsic: float | None  # r_int before weighting; None when the store is too cold
     neighbours: int  # successful neighbours that qualified

@@ -52,8 +52,8 @@ class TuneSettings:
         self._learning = learning
 
     def __call__(self, s: PackSettings) -> None:
-        self._buffer.flush_rows, self._buffer.flush_seconds = s.log_flush_rows, s.log_flush_seconds
-        self._learning.context.history = s.context_history
+        self._buffer.flush_rows, self._buffer.flush_seconds = s.flush.rows, s.flush.seconds
+        self._learning.context.tune(s.context)
 
 
 def build_services(
@@ -65,14 +65,14 @@ def build_services(
     s = settings.value
     embedder = PackEmbedder(embedding, provider)
     lock = threading.RLock()  # one handle's buffer, caches and writes
-    buffer = WriteBuffer(s.log_flush_rows, s.log_flush_seconds)
+    buffer = WriteBuffer(s.flush.rows, s.flush.seconds)
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    learning = LearningState(store, embedding.dim, s.context_history, writer)
+    learning = LearningState(store, embedding.dim, s.context, writer)
     episodes = EpisodeLog(store, buffer, learning)
     keys = IdempotencyKeys(store, buffer)
     flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim)
     ledger = RewardLedger(buffer, learning, episodes, keys, writer)
-    rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
+    rewards = RewardService(store, settings, episodes, keys, ledger, learning, flusher, lock)
     tune = TuneSettings(buffer, learning)
     tune(s)
     return PackServices(

@@ -20,7 +20,7 @@ def maintain(
     """Flush, compact every table, drop versions older than ``retention`` (default: the
     Pack's ``version_retention_hours``), and build the indexes that are due."""
     if retention is None:
-        retention = timedelta(hours=pack.settings.version_retention_hours)
+        retention = timedelta(hours=pack.settings.flush.version_retention_hours)
     pack.store.require_writable("maintain the Pack")
     pack.flush()
     return maintain_store(pack.store, retention, index_threshold)

@@ -247,10 +247,11 @@ class Flusher:
         """Merge small fragments of tables this journal has committed to often."""
         for name, count in list(self._commits.items()):
             settings = self._settings.value
-            if count < settings.compact_every_commits:
+            if count < settings.flush.compact_every_commits:
                 continue
             try:
-                self._store.optimize(name, timedelta(hours=settings.version_retention_hours))
+                retention = timedelta(hours=settings.flush.version_retention_hours)
+                self._store.optimize(name, retention)
                 self._commits[name] = 0
             except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
                 log.warning("Compaction of %s deferred: %s", name, exc)

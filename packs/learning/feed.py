@@ -58,7 +58,7 @@ class ContextFeed:
         recent = (
             events.sort(["created_at", "writer", "seq"])
             .group_by("memory_id", maintain_order=True)
-            .tail(self.index.history)
+            .tail(self.index.rule.history)
             .sort(["created_at", "writer", "seq"])  # LRU order: the newest touched last
         )
         self._feed(recent)

@@ -16,12 +16,11 @@ import numpy as np
 import pyarrow as pa
 
 from packs.learning.ema import LearnedState
+from packs.recall.fusion import FUSIONS
 from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import (
     RankWeights,
-    blended_relevance,
-    fused_relevance,
     rerank,
     similarity_from_distance,
     thompson_draw,
@@ -29,7 +28,7 @@ from packs.recall.ranking import (
 from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
-from packs.settings import PackSettings
+from packs.settings import RankingSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 
@@ -83,8 +82,7 @@ class Ranked:
         return [item.id for item in self.items]
 
 
-def rank_weights(settings: PackSettings) -> RankWeights:
-    s = settings
+def rank_weights(s: RankingSettings) -> RankWeights:
     return RankWeights(
         s.lam, s.w_confidence, s.explore_bonus, s.z_floor_similarity, s.z_floor_utility,
         s.z_floor_confidence, s.z_clip,
@@ -251,7 +249,7 @@ def _ranked(
 def phase_b(
     cand: Candidates,
     learned: LearnedLookup,
-    settings: PackSettings,
+    r: RankingSettings,
     k2: int,
     explore: np.random.Generator | None = None,
 ) -> Ranked:
@@ -280,41 +278,34 @@ def phase_b(
             [learned.assess(m, q) for m, q in zip(col["id"], utility, strict=True)]
         ).reshape(n, 2)
         ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
-        if explore is not None and settings.thompson_scale > 0:  # recall explores
+        if explore is not None and r.thompson_scale > 0:  # recall explores
             ranked_utility = thompson_draw(
-                ranked_utility, assessed[:, 1], settings.thompson_scale, explore
+                ranked_utility, assessed[:, 1], r.thompson_scale, explore
             )
     knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
     unrewarded_knowledge = knowledge & (rewards == 0)
-    weights = rank_weights(settings)
+    weights = rank_weights(r)
     if explore is None:  # search exploits: no exploration bonus, no draw
         weights = replace(weights, explore_bonus=0.0)
     relevance = cand.ranking_similarity
     if cand.lexical_rank is not None and cand.lexical is not None:
-        if settings.lexical == "zscore":
-            relevance = blended_relevance(relevance, cand.lexical, weights,
-                                          settings.lexical_weight)  # fmt: skip
-        else:
-            relevance = fused_relevance(
-                relevance, cand.lexical_rank, settings.rrf_k, settings.lexical_weight
-            )
+        fusion = FUSIONS[r.lexical]
+        relevance = fusion.relevance(relevance, cand.lexical, cand.lexical_rank, weights, r)
     ranking = rerank(
         relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
         weights, k2,
     )  # fmt: skip
-    if settings.spread > 0 or settings.inhibition > 0:  # adjacency links
-        hops = settings.spread_hops
+    if r.spread > 0 or r.inhibition > 0:  # adjacency links
+        hops = r.spread_hops
         dist = distances(col["source"], col["source_position"])
-        score = spread(ranking.score, dist, settings.spread, settings.spread_decay, hops)
-        order = inhibited_order(score, dist, settings.inhibition, hops, k2)
+        score = spread(ranking.score, dist, r.spread, r.spread_decay, hops)
+        order = inhibited_order(score, dist, r.inhibition, hops, k2)
         ranking = replace(ranking, score=score, order=order)
     context_values = ranked_utility if learned.contextual else None
     items = []
     for i in ranking.order:
         polarity = col["signal_polarity"][i]
-        warning = polarity == "failure" or (
-            rewards[i] > 0 and utility[i] <= settings.failure_utility
-        )
+        warning = polarity == "failure" or (rewards[i] > 0 and utility[i] <= r.failure_utility)
         items.append(
             RecalledItem(
                 id=col["id"][i],
@@ -324,7 +315,8 @@ def phase_b(
                 response=col["response_summary"][i],
                 similarity=float(cand.similarity[i]),
                 lexical=0.0 if cand.lexical is None else float(cand.lexical[i]),
-                utility=float(utility[i]),
+                ranked_utility=float(ranked_utility[i]),
+                track_record=float(utility[i]),
                 confidence=float(confidence[i]),
                 score=float(ranking.score[i]),
                 exploration_bonus=float(ranking.bonus[i]),
@@ -332,7 +324,6 @@ def phase_b(
                 reward_count=int(rewards[i]),
                 polarity=polarity,
                 warning=bool(warning),
-                contextual_utility=None if context_values is None else float(context_values[i]),
                 source=col["source"][i],
                 title=col["title"][i],
                 start_s=col["start_s"][i],

@@ -44,8 +44,8 @@ from packs.recall.lexical import LexicalIndex, row_text
 from packs.store.gateway import VECTOR_COLUMN, PackStore
 from packs.store.schemas import TEXT_COLUMNS
 
-# Hand-set: 500k x 384 float32 is 768 MB per Pack handle and a scan of ~50-80 ms on the
-# shared 2-core box; beyond it an ANN index answers faster (docs/recall.md).
+# Hand-set: 500k x 384 float32 is 768 MB per Pack handle; beyond it an ANN index answers
+# faster than the scan (the measurements: docs/recall.md).
 MAX_CACHED_ROWS = 500_000
 _GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
 _DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
@@ -83,8 +83,8 @@ class VectorCache:
         self.dim = dim
         self.max_rows = max_rows
         # Searches left to LanceDB before the first load: a one-shot handle (a CLI call,
-        # a Prefect task) would otherwise pay the full load (2.3 s at 100k rows) for one
-        # search that LanceDB answers in 0.1-0.2 s.
+        # a Prefect task) would otherwise pay the full load for one search that LanceDB
+        # answers far sooner (docs/recall.md).
         self.defer = defer
         self._deferred = 0
         self.reloads = 0  # full reads, for tests and the benchmark
@@ -323,8 +323,7 @@ class VectorCache:
         """The cached columns of these entries, as lists in the order given."""
         if self._columns is None or not len(positions):
             return {name: [] for name in self._wanted}
-        # Zero-copy slices: ``take`` on a chunked table concatenates whole chunks first
-        # (measured 13 ms for 10 rows of a 100k-row table).
+        # Zero-copy slices: ``take`` on a chunked table concatenates whole chunks first.
         rows = pa.concat_tables([self._columns.slice(int(p), 1) for p in positions])
         return {name: rows[name].to_pylist() for name in self._wanted}
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:  # the engine loads only inside a command (wolfie --help stays fast)
+    from packs.records import FeedbackResult
 
 console = Console()
 
@@ -138,7 +141,7 @@ def packs(root: RootArg = None, as_json: JsonArg = False) -> None:
     console.print(f"{len(listing.packs)} Pack(s)")
 
 
-def _print_reward(result: Any, as_json: bool) -> None:
+def _print_reward(result: FeedbackResult, as_json: bool) -> None:
     if as_json:
         _print_json(result.to_dict())
         return
@@ -146,11 +149,15 @@ def _print_reward(result: Any, as_json: bool) -> None:
         console.print(Text(f"Already applied (same --key): episode {result.episode_id} unchanged."))
         return
     console.print(
-        Text(f"Reward {result.value:+.2f} ({result.kind}) applied to {result.applied} "
+        Text(f"Reward {result.value:+.2f} ({result.source}) applied to {result.applied} "
              f"memor{'y' if result.applied == 1 else 'ies'} of episode {result.episode_id}.")
     )  # fmt: skip
-    for memory_id, utility in result.utilities.items():
-        console.print(Text(f"  {memory_id}  track record (global Q) {utility:+.3f}"))
+    for memory_id, track_record in result.track_records.items():
+        ranked = result.ranked_utilities.get(memory_id, track_record)
+        console.print(
+            Text(f"  {memory_id}  for this question next time U(m|q) {ranked:+.3f}, "
+                 f"track record (global Q) {track_record:+.3f}")
+        )  # fmt: skip
 
 
 def _print_json(value: dict[str, Any]) -> None:

@@ -30,8 +30,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from packs.errors import InvalidInput, WolfieError
 from packs.maturity import Maturity
 from packs.pack import Pack
+from packs.records import FeedbackResult, Recall, RememberResult
 from wolfie import agent_tools
-from wolfie.agent_tools import Recalled, Remembered, Rewarded
 from wolfie.mcp import ops as mcp_ops
 from wolfie.mcp.ops import IngestStarted, Resolved
 
@@ -102,7 +102,7 @@ def build_server(
     def search(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
         scope: str | None = None,
-    ) -> Recalled:  # fmt: skip
+    ) -> Recall:  # fmt: skip
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=False)
 
     def maturity() -> Maturity:
@@ -121,31 +121,35 @@ def build_server(
     def recall(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
         scope: str | None = None,
-    ) -> Recalled:  # fmt: skip
+    ) -> Recall:  # fmt: skip
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=True)
 
     def remember(
         intent: str, response: str, outcome: str | None = None,
         polarity: Literal["success", "failure"] | None = None,
         metadata: dict[str, Json] | None = None, scope: str | None = None,
-    ) -> Remembered:  # fmt: skip
+    ) -> RememberResult:  # fmt: skip
         return agent_tools.remember(
             pack, intent, response, outcome=outcome, polarity=polarity, metadata=metadata,
             scope=guard(scope),
         )  # fmt: skip
 
-    def feedback(episode_id: str, rating: float, idempotency_key: str | None = None) -> Rewarded:
+    def feedback(
+        episode_id: str, rating: float, idempotency_key: str | None = None
+    ) -> FeedbackResult:
         return agent_tools.feedback(pack, episode_id, rating, idempotency_key=idempotency_key)
 
     def signal(
         episode_id: str, name: str, memory_ids: list[str] | None = None,
         idempotency_key: str | None = None,
-    ) -> Rewarded:  # fmt: skip
+    ) -> FeedbackResult:  # fmt: skip
         return agent_tools.signal(
             pack, episode_id, name, memory_ids, idempotency_key=idempotency_key
         )
 
-    def outcome(episode_id: str, amount: float, idempotency_key: str | None = None) -> Rewarded:
+    def outcome(
+        episode_id: str, amount: float, idempotency_key: str | None = None
+    ) -> FeedbackResult:
         return mcp_ops.outcome(pack, episode_id, amount, idempotency_key=idempotency_key)
 
     def resolve(
