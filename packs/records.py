@@ -129,3 +129,22 @@ class RebuildReport:
     max_utility_drift: float
     max_confidence_drift: float
     drift: pl.DataFrame  # id, utility (online), rebuilt_utility, confidence, rebuilt_confidence
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What ``Pack.forget`` removed: the rows deleted from each table, the memories and
+    knowledge chunks forgotten, and whether the older versions and files that still held
+    them were purged too (docs/forgetting.md)."""
+
+    removed: dict[str, int]
+    memory_ids: tuple[str, ...]
+    purged: bool
+
+    @property
+    def total(self) -> int:
+        return sum(self.removed.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"removed": dict(self.removed), "memory_ids": list(self.memory_ids),
+                "purged": self.purged}  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
+from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import ContextRule, LearningState
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
@@ -23,6 +25,7 @@ from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.filters import where_clause
 from packs.store.gateway import PackStore
+from packs.store.lifecycle import NOT_SUPERSEDED, has_lifecycle
 from packs.store.scopes import check_scope, visible_clause
 from packs.validation import check_text
 
@@ -41,8 +44,10 @@ class RecallService:
         episodes: EpisodeLog,
         flusher: Flusher,
         lock: threading.RLock,
+        forgets: ForgetWatch,
     ) -> None:
         self._store = store
+        self._forgets = forgets
         self._settings = settings
         self._embedder = embedder
         self._learning = learning
@@ -75,9 +80,13 @@ class RecallService:
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
         visible = visible_clause(check_scope(scope))
+        now = datetime.now(UTC) if has_lifecycle(self._store) else None  # None: schema 1
+        if now is not None:  # a superseded memory is history, never advice
+            visible = f"{visible} AND {NOT_SUPERSEDED}"
         clause = visible if clause is None else f"{visible} AND ({clause})"
         vector = self._embedder.embed_query(text)
         with self._lock:
+            self._forgets.poll()  # other handles' forgets leave this handle's memory
             learned = self._learning.view(vector, _context_rule(s), self._flusher.flush)
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
@@ -94,6 +103,7 @@ class RecallService:
                 words,
                 text,
                 s.spread_hops if s.spread > 0 else 0,
+                now,
             )
             explore = self._explore(s.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, s, k2, explore)

@@ -64,6 +64,7 @@ class PackSettings:
     spread_decay: float = 0.5  # per extra position of distance (packs/recall/spread.py)
     spread_hops: int = 1  # neighbours this many positions away in one source
     inhibition: float = 0.0  # a pick lowers its cluster neighbours' scores by this
+    default_ttl_hours: float | None = None  # remember()'s expiry when none is given; off
     rewards: RewardWiring = field(default_factory=RewardWiring)
 
     def __post_init__(self) -> None:
@@ -102,6 +103,9 @@ class PackSettings:
         _check_range("spread_decay", self.spread_decay, 0.0, 1.0)
         _check_range("inhibition", self.inhibition, 0.0, 10.0)
         _check_int("spread_hops", self.spread_hops, 0, 8)
+        if self.default_ttl_hours is not None:
+            _check_range("default_ttl_hours", self.default_ttl_hours, 0.0, 24.0 * 365 * 100,
+                         low_open=True)  # fmt: skip
         if isinstance(self.explore_seed, bool) or not isinstance(self.explore_seed, int):
             raise InvalidSettings(f"explore_seed must be an int, got {self.explore_seed!r}.")
         if self.context_kernel not in KERNELS:

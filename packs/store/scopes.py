@@ -64,17 +64,27 @@ def scope_tags(metadata: Mapping[str, Any]) -> list[str]:
     return [SCOPED_TAG] if metadata.get(SCOPE_KEY) is not None else []
 
 
+def own_clause(scope: str) -> str:
+    """Rows of ``scope`` itself (part of every ``visible_clause(scope)``)."""
+    return f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
+
+
 def visible_clause(scope: str | None) -> str:
     """Rows a caller in ``scope`` may see: its own scope and the shared rows."""
     shared = f"NOT array_has(tags, {sql_literal(SCOPED_TAG)})"
     if scope is None:
         return f"(tags IS NULL OR {shared})"
-    own = f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
-    return f"(tags IS NULL OR {shared} OR {own})"
+    return f"(tags IS NULL OR {shared} OR {own_clause(scope)})"
+
+
+def recalled_in_clause(scope: str) -> str:
+    """Episodes recalled in ``scope``: their stored filter holds its visibility test (a
+    scope's literal can't hide in another's: quotes inside a literal are doubled)."""
+    return f"strpos(filter_json, {sql_literal(own_clause(scope))}) > 0"
 
 
 def same_scope_clause(scope: str | None) -> str:
     """Rows of exactly ``scope`` (the shared rows for ``None``): where duplicates live."""
     if scope is None:
         return visible_clause(None)
-    return f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
+    return own_clause(scope)
