@@ -30,7 +30,13 @@ from packs.store import schemas, tombstones
 from packs.store.erasure import ID_CHUNK, delete_rows, purge_pending
 from packs.store.filters import MEMORY_FILTER_COLUMNS, in_clause, where_clause
 from packs.store.gateway import PackStore
-from packs.store.scopes import SCOPE_KEY, check_scope, own_clause, recalled_in_clause
+from packs.store.scopes import (
+    SCOPE_KEY,
+    check_scope,
+    own_clause,
+    recalled_in_clause,
+    scope_digest,
+)
 
 MAX_IDS = 100_000  # ids one call may name (hand-set: a few MB of clause text in chunks)
 
@@ -67,18 +73,22 @@ class ForgetService:
         with self._lock:
             self._flusher.flush()  # this handle's buffered rows go too
             episodes: list[str] = []
+            digests: list[str] = []  # a forgotten scope: its episodes still in buffers
             if memory_ids is not None:
                 ids = self._known(_check_ids(memory_ids))
             elif scope is not None:
                 ids, episodes = self._scope_rows(_scope(scope))
+                digests = [scope_digest(scope)]
             else:
                 ids = self._ids(_clause(where))
             removed = delete_rows(self._store, ids, episodes)
-            if ids or episodes:
+            if ids or episodes or digests:
                 tables = [name for name, count in removed.items() if count]
-                stone = tombstones.record(self._store, ids, episodes, tables, datetime.now(UTC))
+                stone = tombstones.record(
+                    self._store, ids, episodes, digests, tables, datetime.now(UTC)
+                )
                 self._forgets.seen(stone)
-                self._forgets.apply(ids, episodes)
+                self._forgets.apply(ids, episodes, digests)
             if purge:
                 purge_pending(self._store)
         return ForgetReport(removed, tuple(ids), purge)

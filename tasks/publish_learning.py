@@ -110,7 +110,9 @@ def publish_maintenance_task(pack: str, report: MaintenanceReport) -> str:
             }
             for name, before in report.fragments_before.items()
         ],
-        description="Indexes built: " + (", ".join(report.indexes_built) or "none"),
+        description="Indexes built: "
+        + (", ".join(report.indexes_built) or "none")
+        + f". Expired memories forgotten: {report.expired}; forgets purged: {report.purged}.",
     )
     return key
 

@@ -6,7 +6,8 @@ consistency. What a handle holds in memory it learns from the ``forgotten`` tabl
 and before a flush writes, reads the tombstones written since it last looked (at most
 once every :data:`POLL_SECONDS`) and drops the forgotten memories and episodes from the
 learned state (stored and pending values, the contextual index and its links, which load
-again from the log), from the episode cache and from the rows buffered to write.
+again from the log), from the episode cache and from the rows buffered to write, with the
+episodes buffered in a forgotten scope (known by its digest).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.store import schemas, tombstones
 from packs.store.gateway import PackStore
+from packs.store.scopes import recalled_in
 
 # Hand-set: within the shared-learning bound (another process's next recall within 2 s,
 # issue 14) with the storage layer's 1 s read consistency, at one version check a second.
@@ -73,14 +75,23 @@ class ForgetWatch:
             self.apply(
                 [m for stone in new for m in stone["memory_ids"] or []],
                 [e for stone in new for e in stone["episode_ids"] or []],
+                [d for stone in new for d in stone["scopes"] or []],
             )
             self._seen.update(stone["forget_id"] for stone in new)
         self._version = version
         return len(new)
 
-    def apply(self, memory_ids: Iterable[str], episode_ids: Iterable[str]) -> None:
-        """Drop these memories and episodes from everything this handle holds."""
-        memories, episodes = set(memory_ids), set(episode_ids)
+    def apply(
+        self, memory_ids: Iterable[str], episode_ids: Iterable[str], scopes: Iterable[str] = ()
+    ) -> None:
+        """Drop these memories and episodes, and the episodes buffered in the scopes of
+        these digests, from everything this handle holds."""
+        memories, episodes, digests = set(memory_ids), set(episode_ids), set(scopes)
+        if digests:
+            episodes |= {
+                row["id"] for row in self._buffer.pending_rows(schemas.EPISODES)
+                if recalled_in(row.get("filter_json"), digests)
+            }  # fmt: skip
         self._learning.forget(memories)
         self._episodes.forget(episodes)
         for ids, keys in ((memories, _BY_MEMORY), (episodes, _BY_EPISODE)):

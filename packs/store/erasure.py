@@ -12,7 +12,7 @@ and in the full-text index. A purge therefore, for each table a forget deleted f
    the files only they referenced.
 
 Before that it deletes again what other processes flushed late: rows of the forgotten
-memories and episodes created before the forget (a handle's buffer it had not written).
+memories, episodes and scopes created before the forget (a buffer not yet written).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from packs.store.fulltext import text_config
 from packs.store.gateway import PackStore
 from packs.store.lifecycle import timestamp_literal
 from packs.store.maintenance import ROWS_PER_PARTITION
+from packs.store.scopes import recalled_in
 
 ID_CHUNK = 1_000  # ids per IN (...) clause (hand-set: one commit each, short SQL)
 # Per table: the column naming a memory, the one naming an episode, the creation time.
@@ -81,11 +82,22 @@ def purge_pending(store: PackStore) -> int:
         return 0
     tables: set[str] = set()
     for stone in waiting:
-        late = delete_rows(store, stone["memory_ids"], stone["episode_ids"], stone["at"])
+        episodes = [*(stone["episode_ids"] or []), *_recalled_in(store, stone)]
+        late = delete_rows(store, stone["memory_ids"] or [], episodes, stone["at"])
         tables |= set(stone["tables"] or []) | {name for name, n in late.items() if n}
     purge_tables(store, tables)
     tombstones.mark_purged(store, [stone["forget_id"] for stone in waiting])
     return len(waiting)
+
+
+def _recalled_in(store: PackStore, stone: dict[str, Any]) -> list[str]:
+    """Episodes recalled in a forgotten scope by the forget, stored since (flushed late)."""
+    digests = set(stone["scopes"] or [])
+    if not digests:
+        return []
+    clause = f"strpos(filter_json, 'scope=') > 0 AND created_at <= {timestamp_literal(stone['at'])}"
+    rows = store.scan(schemas.EPISODES, ["id", "filter_json"], clause).to_pylist()
+    return [row["id"] for row in rows if recalled_in(row["filter_json"], digests)]
 
 
 def purge_tables(store: PackStore, tables: Iterable[str]) -> None:

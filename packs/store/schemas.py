@@ -233,6 +233,7 @@ FORGOTTEN_SCHEMA = pa.schema(
         pa.field("at", TS, nullable=False),
         pa.field("memory_ids", pa.list_(pa.string())),
         pa.field("episode_ids", pa.list_(pa.string())),
+        pa.field("scopes", pa.list_(pa.string())),  # a forgotten scope's digest, not its name
         pa.field("tables", pa.list_(pa.string())),  # tables rows were deleted from
         pa.field("purged_at", TS),
     ]

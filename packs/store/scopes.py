@@ -16,6 +16,8 @@ remembered by two users stay two memories.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -88,3 +90,23 @@ def same_scope_clause(scope: str | None) -> str:
     if scope is None:
         return visible_clause(None)
     return own_clause(scope)
+
+
+# An ``array_has(tags, '<literal>')`` test in a stored filter (own_clause's form).
+_TAG_TEST = re.compile(r"array_has\(tags, '((?:[^']|'')*)'\)")
+
+
+def scope_digest(scope: str) -> str:
+    """A scope as a forget's tombstone keeps it: a digest, never the name itself."""
+    return "sd_" + hashlib.blake2b(scope.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def recalled_in(filter_json: str | None, digests: set[str]) -> bool:
+    """Whether an episode whose stored filter is ``filter_json`` was recalled in one of
+    the scopes whose :func:`scope_digest` is in ``digests``."""
+    prefix = f"{SCOPE_KEY}="
+    for literal in _TAG_TEST.findall(filter_json or ""):
+        value = literal.replace("''", "'")
+        if value.startswith(prefix) and scope_digest(value[len(prefix) :]) in digests:
+            return True
+    return False
