@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from packs import Pack
+from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidInput, ReadOnlyPack, UnknownEpisode, UnknownMemory
 from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
@@ -45,7 +45,12 @@ def _build(root: str, options: dict[str, str] | None) -> dict[str, Any]:
         bobs = pack.recall("the modem keeps dropping the line", scope="bob")
         assert bob in bobs.ids
         pack.feedback(bobs.episode_id or "", 1.0)
+        pack.add_knowledge(KnowledgeChunk(f"Router manual section {i}: cables, lights and "
+                                          "ports.", "manual.md", i) for i in range(30))  # fmt: skip
         pack.flush()
+        # One fragment per table: deleting one row of 34 leaves LanceDB's compaction (which
+        # rewrites a fragment a tenth deleted) nothing to do; the purge's rewrite must.
+        maintain(pack)
         assert versions_holding(pack, MARKER)  # the marker is stored before the forget
         rows = {m: pack.get(m) for m in (bob, shared)}
     return {"alice": alice, "bob": bob, "shared": shared, "episode": seen.episode_id,
