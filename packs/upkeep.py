@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from packs.pack import Pack
 from packs.store import schemas
-from packs.store.erasure import purge_pending
+from packs.store.erasure import ID_CHUNK, purge_pending
 from packs.store.lifecycle import expired_clause, has_lifecycle
 from packs.store.maintenance import DEFAULT_INDEX_THRESHOLD, MaintenanceReport, maintain_store
 
@@ -42,4 +42,7 @@ def forget_expired(pack: Pack, now: datetime | None = None) -> int:
         return 0
     clause = expired_clause(now or datetime.now(UTC))
     ids = pack.store.scan(schemas.MEMORIES, ["id"], clause)["id"].to_pylist()
-    return len(pack.forget(ids).memory_ids) if ids else 0
+    forgotten = 0
+    for start in range(0, len(ids), ID_CHUNK):  # by filter: one forgotten meanwhile is no error
+        forgotten += len(pack.forget(where={"id": ids[start : start + ID_CHUNK]}).memory_ids)
+    return forgotten
