@@ -16,17 +16,18 @@ import logging
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
-from packs.errors import ReadOnlyPack
 from packs.learning import rebuild
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store, store_settings
 from packs.records import (
     FeedbackResult,
+    ForgetReport,
     KnowledgeChunk,
     RebuildReport,
     Recall,
@@ -62,13 +63,9 @@ class Pack:
     """One Pack. Create or open it with :meth:`Pack.open`."""
 
     def __init__(
-        self,
-        store: PackStore,
-        settings: PackSettings,
-        settings_version: int,
-        embedding: EmbeddingInfo,
-        embedder: EmbeddingProvider | None,
-    ) -> None:
+        self, store: PackStore, settings: PackSettings, settings_version: int,
+        embedding: EmbeddingInfo, embedder: EmbeddingProvider | None,
+    ) -> None:  # fmt: skip
         self._store = store
         self._settings = ActiveSettings(settings, settings_version)
         self._svc = build_services(store, self._settings, embedding, embedder)  # by name
@@ -79,16 +76,11 @@ class Pack:
 
     @classmethod
     def open(
-        cls,
-        name: str,
-        root: str | os.PathLike[str] | None = None,
-        read_only: bool = False,
-        *,
-        create: bool = True,
-        embedder: EmbeddingProvider | None = None,
+        cls, name: str, root: str | os.PathLike[str] | None = None, read_only: bool = False, *,
+        create: bool = True, embedder: EmbeddingProvider | None = None,
         settings: PackSettings | Mapping[str, Any] | None = None,
         storage_options: Mapping[str, str] | None = None,
-    ) -> Pack:
+    ) -> Pack:  # fmt: skip
         """Open Pack ``name`` under ``root`` (default ``WOLFIE_ROOT`` or ``./.wolfie``).
 
         A missing Pack is created unless ``read_only`` or ``create=False`` (then
@@ -128,8 +120,7 @@ class Pack:
         return self._svc.embedder.info
 
     @property
-    def store(self) -> PackStore:
-        """The storage gateway, for flows and tools that read tables directly."""
+    def store(self) -> PackStore:  # the storage gateway, for flows and tools
         return self._store
 
     def __repr__(self) -> str:
@@ -158,8 +149,7 @@ class Pack:
         self._closed = True
         _open_packs.discard(self)
 
-    def flush(self) -> None:
-        """Write buffered episodes, logs, reward events and learned state now."""
+    def flush(self) -> None:  # buffered episodes, logs, rewards and learned state
         self._svc.flusher.flush()
 
     # --- write path: packs/memories.py ---------------------------------------------------
@@ -167,12 +157,27 @@ class Pack:
     def remember(
         self, intent: str, response: str, outcome: str | None = None,
         metadata: Mapping[str, Any] | None = None, *, polarity: str | None = None,
-        source: str = "api", scope: str | None = None,
+        source: str = "api", scope: str | None = None, expires_at: datetime | None = None,
     ) -> RememberResult:  # fmt: skip
         """Store an interaction as a memory, or merge it into a near-duplicate (cosine >=
-        ``dedup_threshold``, within ``scope``: only recalls in that scope see it)."""
-        return self._svc.writer.remember(intent, response, outcome, metadata, polarity=polarity,
-                                     source=source, scope=scope)  # fmt: skip
+        ``dedup_threshold``, within ``scope``: only recalls in that scope see it), never
+        recalled after ``expires_at`` (an aware datetime; default: ``default_ttl_hours``)."""
+        return self._svc.writer.remember(
+            intent, response, outcome, metadata, polarity=polarity, source=source, scope=scope,
+            expires_at=expires_at,
+        )  # fmt: skip
+
+    def supersede(self, memory_id: str, by: str | None = None, reason: str | None = None) -> None:
+        """Mark a memory no longer true (``by`` the one replacing it): history, not advice."""
+        self._svc.writer.supersede(memory_id, by, reason)
+
+    def forget(
+        self, memory_ids: list[str] | None = None, *, scope: str | None = None,
+        where: Mapping[str, Any] | None = None, purge: bool = False,
+    ) -> ForgetReport:  # fmt: skip
+        """Remove ``memory_ids``, every row of ``scope`` or what ``where`` matches, from
+        every table and process (``packs/forget.py``); ``purge``: from storage too."""
+        return self._svc.forget.forget(memory_ids, scope=scope, where=where, purge=purge)
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent."""
@@ -190,11 +195,6 @@ class Pack:
         ``k`` overrides k2; ``where``/``metadata``/``kind`` filter; ``scope`` sees that
         scope's rows and the shared ones. :meth:`feedback` rewards the ``episode_id``.
         """
-        if self.read_only:
-            raise ReadOnlyPack(
-                f"Pack {self.name!r} is open read-only and recall logs an episode; "
-                "use search() to rank without logging."
-            )
         return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=True)
 
     def search(
@@ -205,8 +205,7 @@ class Pack:
         """The same ranking as :meth:`recall`, with nothing logged (works read-only)."""
         return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=False)
 
-    def get(self, memory_id: str) -> dict[str, Any]:
-        """One memory or knowledge row (learned columns include pending updates)."""
+    def get(self, memory_id: str) -> dict[str, Any]:  # learned columns: pending included
         return self._svc.reader.get(memory_id)
 
     def query(
@@ -219,12 +218,10 @@ class Pack:
             self.flush()
         return query_table(self._store, table, where, columns, limit, version)
 
-    def versions(self, table: str) -> list[dict[str, Any]]:
-        """Versions of a table, oldest first, for time travel with ``query(version=)``."""
+    def versions(self, table: str) -> list[dict[str, Any]]:  # for query(version=)
         return versions(self._store, table)
 
-    def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:
-        """Rows in ``table`` (pending buffered rows included after a flush)."""
+    def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:  # stored rows
         return self._svc.reader.count(table, kind)
 
     # --- rewards: packs/rewards/ ---------------------------------------------------------
@@ -247,7 +244,7 @@ class Pack:
     ) -> FeedbackResult:  # fmt: skip
         """Explicit rating in [-1, 1], or ``stars`` 1-5; EMA update of every injected memory."""
         return self._svc.rewards.feedback(episode_id, rating, stars=stars,
-                                      idempotency_key=idempotency_key)  # fmt: skip
+                                          idempotency_key=idempotency_key)  # fmt: skip
 
     def outcome(
         self, episode_id: str, amount: float, *, idempotency_key: str | None = None
@@ -278,7 +275,7 @@ class Pack:
         """Check ``output`` with the Pack's validation hook before it ships (never raises
         for a failing, hanging or broken hook: the output is flagged)."""
         return self._svc.verdicts.validate(episode_id, output, context, hook=hook,
-                                       idempotency_key=idempotency_key)  # fmt: skip
+                                           idempotency_key=idempotency_key)  # fmt: skip
 
     def resolve(
         self, episode_id: str, response: str, success: bool | None = None, *,
@@ -286,10 +283,9 @@ class Pack:
     ) -> ResolveResult:  # fmt: skip
         """Store the episode's response and score it against the past (intrinsic reward)."""
         return self._svc.verdicts.resolve(episode_id, response, success,
-                                      idempotency_key=idempotency_key)  # fmt: skip
+                                          idempotency_key=idempotency_key)  # fmt: skip
 
-    def reward_log(self) -> pl.DataFrame:
-        """The whole append-only reward log (flushed first)."""
+    def reward_log(self) -> pl.DataFrame:  # the whole append-only log, flushed first
         self.flush()
         return rebuild.reward_log(self._store)
 

@@ -181,3 +181,18 @@ class RebuildReport:
     max_utility_drift: float
     max_confidence_drift: float
     drift: pl.DataFrame  # id, utility (online), rebuilt_utility, confidence, rebuilt_confidence
+
+
+@dataclass(frozen=True)
+class ForgetReport(Record):
+    """What ``Pack.forget`` removed: the rows deleted from each table, the memories and
+    knowledge chunks forgotten, and whether the older versions and files that still held
+    them were purged too (docs/forgetting.md)."""
+
+    removed: dict[str, int]
+    memory_ids: tuple[str, ...]
+    purged: bool
+
+    @property
+    def total(self) -> int:
+        return sum(self.removed.values())

@@ -14,9 +14,11 @@ from typing import NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
+from packs.forget import ForgetService
 from packs.journal.background_flush import BackgroundFlush
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
+from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.memories import MemoryWriter
@@ -39,6 +41,7 @@ class PackServices(NamedTuple):
     recall: RecallService
     rewards: RewardService
     verdicts: VerdictService
+    forget: ForgetService
     tune: TuneSettings
     background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
 
@@ -69,8 +72,9 @@ def build_services(
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     learning = LearningState(store, embedding.dim, s.context, writer)
     episodes = EpisodeLog(store, buffer, learning)
+    forgets = ForgetWatch(store, buffer, learning, episodes)  # other handles' forgets
     keys = IdempotencyKeys(store, buffer)
-    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim)
+    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim, forgets)
     ledger = RewardLedger(buffer, learning, episodes, keys, writer)
     rewards = RewardService(store, settings, episodes, keys, ledger, learning, flusher, lock)
     tune = TuneSettings(buffer, learning)
@@ -81,7 +85,8 @@ def build_services(
         learning=learning,
         writer=MemoryWriter(store, settings, embedder, lock),
         reader=MemoryReader(store, learning),
-        recall=RecallService(store, settings, embedder, learning, episodes, flusher, lock),
+        recall=RecallService(store, settings, embedder, learning, episodes, flusher, lock, forgets),
+        forget=ForgetService(store, flusher, forgets, lock),
         rewards=rewards,
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -77,6 +78,12 @@ class EpisodeLog:
         while len(self._recent) > EPISODE_CACHE:
             evicted, _ = self._recent.popitem(last=False)
             self._ranked_utility.pop(evicted, None)
+
+    def forget(self, episode_ids: Iterable[str]) -> None:
+        """Drop forgotten episodes from the cache (a reward for one is then unknown)."""
+        for episode_id in episode_ids:
+            self._recent.pop(episode_id, None)
+            self._ranked_utility.pop(episode_id, None)
 
     def ranked_utility(self, episode_id: str) -> dict[str, float]:
         """The utility ``U(m | q)`` each injected memory was ranked by in the episode

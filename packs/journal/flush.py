@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from packs.errors import PackNotFound, TransientError, UnwritableRows, WolfieError
+from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.settings import ActiveSettings
@@ -59,8 +60,10 @@ class Flusher:
         settings: ActiveSettings,
         lock: threading.RLock,
         dim: int,
+        forgets: ForgetWatch,
     ) -> None:
         self._store = store
+        self._forgets = forgets  # other handles' forgets leave the buffer before a write
         self._buffer = buffer
         self._learning = learning
         self._settings = settings  # compaction policy: compact_every_commits, retention
@@ -101,6 +104,7 @@ class Flusher:
                 return
             if self._store.deleted():
                 self._drop_for_deleted_pack()
+            self._forgets.poll()
             tables = self._buffer.drain(self._schemas)
             learned = self._learning.drain()
             rejected: list[str] = []

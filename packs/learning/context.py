@@ -143,6 +143,13 @@ class ContextIndex:
         """Work by ``rule`` from now on (a settings change); keys rebuild if it moved."""
         self.rule = rule
 
+    def clear(self) -> None:
+        """Forget every history, mark and link (the index loads from the log again)."""
+        self.__init__(self.dim, self.rule, self.max_memories)  # type: ignore[misc]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._items or memory_id in self._helped
+
     def mark_helped(self, memory_ids: Iterable[str]) -> None:
         self._helped.update(memory_ids)
 

@@ -26,7 +26,6 @@ import polars as pl
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from packs.errors import UnknownMemory
 from packs.learning.context import ContextIndex, ContextRule, history_entry
 from packs.learning.ema import LearnedState, RewardStep, fold
 from packs.learning.feed import ContextFeed
@@ -143,7 +142,8 @@ class LearningState:
         return fold(pending.steps, stored), pending.uses
 
     def current(self, ids: list[str]) -> dict[str, LearnedState]:
-        """Current learned state of ``ids``: stored values plus pending steps."""
+        """Current learned state of ``ids``: stored values plus pending steps. An id the
+        table no longer holds (forgotten since it was recalled) is left out."""
         missing = [memory_id for memory_id in ids if memory_id not in self._stored]
         if missing:
             rows = self._store.get(
@@ -151,14 +151,11 @@ class LearningState:
             )
             for row in rows:
                 self._stored[row["id"]] = learned_of(row)
-        out = {}
-        for memory_id in ids:
-            if memory_id not in self._stored:
-                raise UnknownMemory(
-                    f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
-                )
-            out[memory_id] = self.pending_applied(memory_id, self._stored[memory_id])[0]
-        return out
+        return {
+            memory_id: self.pending_applied(memory_id, self._stored[memory_id])[0]
+            for memory_id in ids
+            if memory_id in self._stored
+        }
 
     # --- recording -----------------------------------------------------------------------
 
@@ -186,6 +183,15 @@ class LearningState:
 
     def pending_count(self) -> int:
         return sum(len(p.steps) + p.uses for p in self._pending.values())
+
+    def forget(self, memory_ids: Iterable[str]) -> None:
+        """Drop what this handle holds of forgotten memories (stored and pending state),
+        and reload the contextual index from the log, which no longer holds them nor
+        the forgotten episodes' queries."""
+        for memory_id in memory_ids:
+            self._stored.pop(memory_id, None)
+            self._pending.pop(memory_id, None)
+        self._feed.reset()
 
     def forget_stored(self) -> None:
         """Drop remembered stored states (after the table was rewritten elsewhere)."""

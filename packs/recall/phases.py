@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,6 +32,7 @@ from packs.records import RecalledItem
 from packs.settings import RankingSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
+from packs.store.lifecycle import EXPIRES, unexpired_clause
 
 
 class LearnedLookup(Protocol):
@@ -101,6 +103,7 @@ def phase_a(
     text: str | None = None,
     query: str | None = None,
     hops: int = 0,
+    now: datetime | None = None,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
     and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
@@ -112,11 +115,17 @@ def phase_a(
     have put its memory among the ``k2`` best by similarity: the memory joins the pool
     if it is not in it, and ranks by the better of its similarity and its key. With
     ``hops``, the chunks within ``hops`` positions of the ``k2`` best by cosine and by
-    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all.
+    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all;
+    with ``now``, rows expired by then are left out too.
     """
     k2 = k1 if k2 is None else k2
-    if cache is not None and cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS):
-        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops)
+    cached_columns = CANDIDATE_COLUMNS if now is None else [*CANDIDATE_COLUMNS, EXPIRES]
+    if cache is not None and cache.sync(store, schemas.MEMORIES, cached_columns):
+        live = None if now is None else cache.unexpired(now)  # a mask, not a new clause
+        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops,
+                       live)  # fmt: skip
+    if now is not None:
+        clause = " AND ".join(c for c in (clause, unexpired_clause(now)) if c)
     found = indexed_top_k(store, vector, k1, clause)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
@@ -144,10 +153,12 @@ def phase_a(
 def _cached(
     cache: VectorCache, store: PackStore, vector: np.ndarray, k1: int, clause: str | None,
     delta: float, links: Mapping[str, float] | None, k2: int, text: str | None,
-    query: str | None, hops: int,
+    query: str | None, hops: int, live: np.ndarray | None,
 ) -> Candidates:  # fmt: skip
-    """Phase A on the in-memory scan and its BM25 index."""
+    """Phase A on the in-memory scan and its BM25 index (``live``: the unexpired rows)."""
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
+    if live is not None:
+        mask = live if mask is None else mask & live
     hits = cache.top_k(vector, k1, mask)
     similarity = similarity_from_distance(hits.distance)
     positions = hits.positions[similarity >= delta]

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from packs.embeddings.pack_embedder import PackEmbedder
-from packs.errors import InvalidInput
+from packs.errors import InvalidInput, ReadOnlyPack
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
+from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import LearningState
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
@@ -22,6 +24,7 @@ from packs.settings import ActiveSettings
 from packs.store import schemas
 from packs.store.filters import where_clause
 from packs.store.gateway import PackStore
+from packs.store.lifecycle import NOT_SUPERSEDED, has_lifecycle
 from packs.store.scopes import check_scope, visible_clause
 from packs.validation import check_k, check_text
 
@@ -40,8 +43,10 @@ class RecallService:
         episodes: EpisodeLog,
         flusher: Flusher,
         lock: threading.RLock,
+        forgets: ForgetWatch,
     ) -> None:
         self._store = store
+        self._forgets = forgets
         self._settings = settings
         self._embedder = embedder
         self._learning = learning
@@ -64,6 +69,11 @@ class RecallService:
         log_episode: bool,
     ) -> Recall:
         """Phase A then Phase B; with ``log_episode`` the episode is buffered."""
+        if log_episode and self._store.read_only:
+            raise ReadOnlyPack(
+                f"Pack {self._store.location.name!r} is open read-only and recall logs an "
+                "episode; use search() to rank without logging."
+            )
         s = self._settings.value
         text = check_text(query, "query", s.max_text_chars)
         r = s.ranking
@@ -73,9 +83,13 @@ class RecallService:
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
         visible = visible_clause(check_scope(scope))
+        now = datetime.now(UTC) if has_lifecycle(self._store) else None  # None: schema 1
+        if now is not None:  # a superseded memory is history, never advice
+            visible = f"{visible} AND {NOT_SUPERSEDED}"
         clause = visible if clause is None else f"{visible} AND ({clause})"
         vector = self._embedder.embed_query(text)
         with self._lock:
+            self._forgets.poll()  # other handles' forgets leave this handle's memory
             learned = self._learning.view(vector, self._flusher.flush)
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
@@ -92,6 +106,7 @@ class RecallService:
                 words,
                 text,
                 r.spread_hops if r.spread > 0 else 0,
+                now,
             )
             explore = self._explore(r.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, r, k2, explore)

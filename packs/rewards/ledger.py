@@ -61,7 +61,7 @@ class RewardLedger:
         now = datetime.now(UTC)
         rows, utilities = [], {}
         given = step
-        for memory_id in targets:
+        for memory_id in [m for m in targets if m in states]:  # not forgotten meanwhile
             share = 1.0 if shares is None else shares.get(memory_id, 1.0)
             step = given if share == 1.0 else replace(given, weight=given.weight * share)
             before = states[memory_id]

@@ -62,6 +62,8 @@ class PackSettings(Group):
     rewards: RewardSettings = RewardSettings()  # frozen: one default shared safely
     dedup_threshold: float = Field(DEFAULT_DEDUP_THRESHOLD, ge=0.0, le=1.0)
     max_text_chars: int = Field(20_000, ge=1, le=10_000_000)
+    # remember()'s expiry when none is given (docs/forgetting.md); off unless set
+    default_ttl_hours: float | None = Field(None, gt=0.0, le=24.0 * 365 * 100)
 
     def __init__(self, **data: Any) -> None:
         # Flat and dotted names go to their group, and each group is built on its own, so

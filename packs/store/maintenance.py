@@ -41,6 +41,8 @@ class MaintenanceReport:
     fragments_after: dict[str, int]
     versions_removed: dict[str, int]
     indexes_built: list[str] = field(default_factory=list)
+    expired: int = 0  # memories forgotten because their expires_at had passed
+    purged: int = 0  # earlier forgets whose older versions this run purged
 
 
 def maintain_store(

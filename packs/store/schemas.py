@@ -2,15 +2,17 @@
 
 ``SCHEMA_VERSION`` is recorded in the Pack's ``pack_meta`` table. A Pack written by a
 newer schema than this code knows is refused (:class:`SchemaVersionError`) rather than
-misread. Vector columns depend on the embedder's dimension, so the schemas are built
-by functions of ``dim``.
+misread; an older one is brought up to date when opened writable
+(:mod:`packs.store.migrate`: version 2 added the lifecycle columns and ``forgotten``).
+Vector columns depend on the embedder's dimension, so the schemas are built by
+functions of ``dim``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MEMORIES = "memories"
 EPISODES = "episodes"
@@ -21,6 +23,7 @@ PACK_META = "pack_meta"
 VALIDATIONS = "validations"
 LESSON_LOG = "lesson_log"
 MERGES = "merges"
+FORGOTTEN = "forgotten"  # one tombstone per forget call (ids only, never text)
 # Not a table: buffered updates of resolved episodes, written into EPISODES.
 EPISODE_OUTCOMES = "episode_outcomes"
 OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
@@ -45,6 +48,17 @@ PROVENANCE = pa.struct(
         pa.field("intent_text", pa.string()),
         pa.field("metadata_json", pa.string()),
     ]
+)
+
+
+# Schema 2 (docs/forgetting.md): a memory past ``expires_at`` is never recalled; one with
+# ``superseded_at`` set is history, not advice. Added last, so an older Pack gains them
+# as null columns (packs/store/migrate.py).
+LIFECYCLE_FIELDS = (
+    pa.field("expires_at", TS),
+    pa.field("superseded_by", pa.string()),
+    pa.field("superseded_at", TS),
+    pa.field("superseded_reason", pa.string()),
 )
 
 
@@ -78,6 +92,7 @@ def memories_schema(dim: int) -> pa.Schema:
             pa.field("updated_at", TS, nullable=False),
             pa.field("last_used_at", TS),
             pa.field("lesson_at", TS),
+            *LIFECYCLE_FIELDS,
         ]
     )
 
@@ -209,6 +224,21 @@ LESSON_LOG_SCHEMA = pa.schema(
     ]
 )
 
+# One row per ``Pack.forget`` call: which memories and episodes went, so other processes
+# drop them from their caches (packs/journal/forgotten.py), and whether the older versions
+# still holding them were purged (``purged_at`` null: maintain-pack purges them).
+FORGOTTEN_SCHEMA = pa.schema(
+    [
+        pa.field("forget_id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("memory_ids", pa.list_(pa.string())),
+        pa.field("episode_ids", pa.list_(pa.string())),
+        pa.field("scopes", pa.list_(pa.string())),  # a forgotten scope's digest, not its name
+        pa.field("tables", pa.list_(pa.string())),  # tables rows were deleted from
+        pa.field("purged_at", TS),
+    ]
+)
+
 PACK_META_SCHEMA = pa.schema(
     [
         pa.field("key", pa.string(), nullable=False),
@@ -229,6 +259,7 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         VALIDATIONS: VALIDATIONS_SCHEMA,
         LESSON_LOG: LESSON_LOG_SCHEMA,
         MERGES: MERGES_SCHEMA,
+        FORGOTTEN: FORGOTTEN_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }
 

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-test-token"
-WRITE_TOOLS = {"recall", "remember", "feedback", "signal", "outcome", "resolve", "ingest"}
+WRITE_TOOLS = {
+    "recall", "remember", "feedback", "signal", "outcome", "resolve", "ingest", "forget",
+}  # fmt: skip
 READ_TOOLS = {"search", "maturity"}
 
 

@@ -1,4 +1,4 @@
-"""``wolfie remember | feedback | signal | packs``: an agent's loop from the shell.
+"""``wolfie remember | feedback | signal | forget | packs``: an agent's loop from the shell.
 
 Thin wrappers over :mod:`wolfie.agent_tools`, the code path the MCP server shares. Every
 command prints a short human summary, or the result's JSON with ``--json``. Text from
@@ -39,6 +39,9 @@ def register(app: typer.Typer) -> None:
     app.command(
         name="signal", short_help="Record an implicit signal: acted_on, accepted, edited, ignored."
     )(signal)
+    app.command(
+        name="forget", short_help="Forget memories, a user's scope, or what a filter matches."
+    )(forget)
     app.command(name="packs", short_help="List the Packs under a root.")(packs)
 
 
@@ -119,6 +122,50 @@ def signal(
     with Pack.open(pack, root, create=False) as handle:
         result = agent_tools.signal(handle, episode_id, name, memory_id, idempotency_key=key)
     _print_reward(result, as_json)
+
+
+def forget(
+    pack: PackArg,
+    memory_id: Annotated[
+        list[str] | None, typer.Argument(help="Ids of memories or chunks to forget.")
+    ] = None,
+    root: RootArg = None,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            help="Forget every row of this user or session: its memories and the episodes "
+            "recalled in it."
+        ),
+    ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(help='A JSON filter over memories, e.g. \'{"source": "notes.md"}\'.'),
+    ] = None,
+    purge: Annotated[
+        bool, typer.Option(help="Also remove the older versions and files that hold them.")
+    ] = False,
+    as_json: JsonArg = False,
+) -> None:
+    """Forget MEMORY_IDs, or --scope, or what --where matches (exactly one), from every table
+    and every process; --purge takes the bytes out of storage now (else maintain-pack does)."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+    from wolfie.forget_tool import forget as forget_rows
+
+    filters = agent_tools.parse_metadata(where)
+    with Pack.open(pack, root, create=False) as handle:
+        result = forget_rows(handle, memory_id or None, scope=scope, where=filters, purge=purge)
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    removed = ", ".join(f"{name} {count}" for name, count in result.removed.items() if count)
+    count = len(result.memory_ids)
+    console.print(
+        Text(f"Forgot {count} memor{'y' if count == 1 else 'ies'} of Pack {pack} "
+             f"(rows removed: {removed or 'none'}).")
+    )  # fmt: skip
+    later = "Older versions still hold them until --purge or maintain-pack runs."
+    console.print(Text("Older versions were purged too." if result.purged else later))
 
 
 def packs(root: RootArg = None, as_json: JsonArg = False) -> None:

@@ -30,8 +30,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from packs.errors import InvalidInput, WolfieError
 from packs.maturity import Maturity
 from packs.pack import Pack
-from packs.records import FeedbackResult, Recall, RememberResult
-from wolfie import agent_tools
+from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult
+from wolfie import agent_tools, forget_tool
 from wolfie.mcp import ops as mcp_ops
 from wolfie.mcp.ops import IngestStarted, Resolved
 
@@ -158,6 +158,14 @@ def build_server(
     ) -> Resolved:  # fmt: skip
         return mcp_ops.resolve(pack, episode_id, response, success, idempotency_key=idempotency_key)
 
+    def forget(
+        memory_ids: list[str] | None = None, scope: str | None = None,
+        where: dict[str, Json] | None = None, purge: bool = False,
+    ) -> ForgetReport:  # fmt: skip
+        return forget_tool.forget(
+            pack, memory_ids, scope=scope, where=where, purge=purge, pinned=guard.pinned
+        )
+
     def ingest(sources: list[str]) -> IngestStarted:
         return mcp_ops.start_ingest(pack.name, ingest_root, sources)
 
@@ -181,6 +189,10 @@ def build_server(
     add(resolve, "Close an episode with the final `response` (and `success` if known); "
         "the response is also scored against past successes and failures.",
         flush=True)  # fmt: skip
+    add(forget, "Forget for good: `memory_ids`, or every row of `scope` (its memories and "
+        "the episodes recalled in it), or what `where` (columns or metadata: value) matches; "
+        "give exactly one. `purge` also removes older stored versions now. A scoped server "
+        "forgets only its own scope's rows.", flush=True)  # fmt: skip
     add(ingest, "Start ingesting media URLs or files, documents or folders of documents "
         "into this Pack. Returns at once with a `run_id` (the flow run's name); the run "
         "continues in the background.")  # fmt: skip
