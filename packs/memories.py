@@ -229,6 +229,22 @@ class MemoryWriter:
     def _memory_table(self, rows: list[dict[str, Any]]) -> pa.Table:
         return pa.Table.from_pylist(rows, schema=self._memories_schema)
 
+    def store_lessons(self, lessons: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:
+        """Write distilled lessons (``id``, ``experience_summary``, ``lesson_at``) and their
+        ``lesson_log`` rows under this handle's lock. The log goes first: a crash between
+        the two writes leaves a logged attempt whose lesson the next run writes again,
+        never a lesson with no log entry."""
+        self._store.require_writable("store lessons")
+        with self._lock:
+            if log:
+                self._store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
+                table = pa.Table.from_pylist(log, schema=schemas.LESSON_LOG_SCHEMA)
+                self._store.append(schemas.LESSON_LOG, table)
+            if lessons:
+                columns = [self._memories_schema.field(name) for name in lessons[0]]
+                update = pa.Table.from_pylist(lessons, schema=pa.schema(columns))
+                self._store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)
+
 
 def _visible_from(tags: set[str], seer: set[str]) -> bool:
     """A row with ``tags`` is shared, or in the scope of the row with ``seer`` tags."""

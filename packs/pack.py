@@ -179,6 +179,10 @@ class Pack:
         every table and process (``packs/forget.py``); ``purge``: from storage too."""
         return self._svc.forget.forget(memory_ids, scope=scope, where=where, purge=purge)
 
+    def store_lessons(self, lessons: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:
+        """Write distilled lessons and their ``lesson_log`` rows (``packs/lessons``)."""
+        self._svc.writer.store_lessons(lessons, log)
+
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent."""
         return self._svc.writer.add_knowledge(chunks)
