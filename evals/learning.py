@@ -18,7 +18,6 @@ Methods talk to the Pack through its public API only (``recall``, ``feedback``,
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -66,7 +65,7 @@ class Method:
 
     def known_settings(self) -> tuple[dict[str, Any], list[str]]:
         """The settings this Wolfie knows, and the pinned names it no longer has."""
-        known = {f.name for f in dataclasses.fields(PackSettings)}
+        known = PackSettings.known_names()
         kept = {k: v for k, v in self.settings.items() if k in known}
         return kept, sorted(set(self.settings) - known)
 

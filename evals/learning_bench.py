@@ -44,7 +44,7 @@ from evals.protocol import SPLIT_CHOICES, Protocol, build_protocol, load_paraphr
 from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
 from packs.embeddings import EmbeddingProvider, Vectors, default_embedder
 from packs.errors import InvalidInput
-from packs.learning.context import PRIORS
+from packs.learning.strategies import PRIORS
 from packs.pack import Pack
 from packs.settings import PackSettings
 from packs.store import schemas
@@ -125,7 +125,7 @@ def run_bench(config: BenchConfig, *, methods: Sequence[Method] | None = None) -
         known = set(pack.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist())
         protocol = load_protocol(config, known)
         questions = (protocol.train, protocol.paraphrases, protocol.heldout)
-        k2 = PackSettings.from_dict(dict(config.settings)).k2
+        k2 = PackSettings.from_dict(dict(config.settings)).ranking.k2
         baselines = baseline_rates(pack, embedder, dict(zip(METRICS, questions, strict=True)), k2)
     work = config.out / "packs"
     shutil.rmtree(work, ignore_errors=True)
@@ -245,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument(f"--{name}", type=int, default=None)
     for name in ("alpha", "lam", "explore-bonus", "context-theta", "context-kappa"):
         parser.add_argument(f"--{name}", type=float, default=None)
-    parser.add_argument("--context-prior", choices=PRIORS, default=None)
+    parser.add_argument("--context-prior", choices=sorted(PRIORS), default=None)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="any Pack setting, every method; e.g. thompson_scale=0.3")  # fmt: skip
     args = parser.parse_args(argv)

@@ -68,13 +68,14 @@ def _stats(values: list[float]) -> dict[str, Any]:
 
 
 def header(result: BenchResult, config: BenchConfig) -> str:
-    s = result.settings.get("default") or result.settings[BASELINE]
+    ranking = (result.settings.get("default") or result.settings[BASELINE])["ranking"]
     seeds = ", ".join(str(x) for x in config.seeds)
     sizes = result.sizes
     return (
         f"{config.corpus.name}, {config.split} fold: {sizes['train']} training questions "
         f"(played), {sizes['paraphrases']} paraphrases of them and {sizes['heldout']} held-out "
-        f"questions (never played); {result.chunks} chunks; k1={s['k1']}, k2={s['k2']}; "
+        f"questions (never played); {result.chunks} chunks; "
+        f"k1={ranking['k1']}, k2={ranking['k2']}; "
         f"{config.epochs} epochs; seeds {seeds}; feedback: {config.feedback.label}. "
         f"Ran in {result.seconds:.0f} s."
     )

@@ -97,7 +97,7 @@ def evaluate_pack(
     check_known_ids(eval_set, ids, f"Pack {pack.name!r} (version {pinned})")
     if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks) or not ks:
         raise InvalidInput(f"Cutoffs must be positive ints, got {list(ks)!r}.")
-    depth, k2 = max(ks), pack.settings.k2
+    depth, k2 = max(ks), pack.settings.ranking.k2
     context = RunContext(eval_set.name, pack.name, pinned, datetime.now(UTC))
     outcomes, samples, ranked_queries = [], [], []
     texts = _reference_texts(pack, eval_set) if ragas else {}

@@ -71,7 +71,8 @@ def maintain_pack(
     pack: str = "demo", root: str | None = None, retention_days: float | None = None,
     index_threshold: int = DEFAULT_INDEX_THRESHOLD,
 ) -> MaintenanceReport:  # fmt: skip
-    """Compact tables, drop versions older than ``retention_days`` (default: the Pack's
+    """Forget expired memories, purge what earlier forgets left in older versions,
+    compact tables, drop versions older than ``retention_days`` (default: the Pack's
     ``version_retention_hours``), build the indexes that are due."""
     check_pack_task(pack, root)
     report = maintain_task(pack, root, retention_days, index_threshold)

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownMemory
-from packs.records import MemoryVersion
+from packs.records import FieldChange, MemoryVersion
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
@@ -96,12 +96,12 @@ def versions_of(
     revised = [_revision(memory_id, r) for r in sorted(revisions, key=_at)]
     values = field_values(row)
     for version in reversed(revised):  # undo each revision, newest first
-        for field, (old, _new) in version.changes.items():
+        for field, change in version.changes.items():
             if field in values:
-                values[field] = old
+                values[field] = change.old
     created = MemoryVersion(
         memory_id, 1, row["created_at"], "remember", row["source"],
-        {field: (None, value) for field, value in values.items() if value not in (None, {})},
+        {f: FieldChange(None, v) for f, v in values.items() if v not in (None, {})},
     )  # fmt: skip
     absorbed = [_merge(memory_id, m, n) for n, m in enumerate(sorted(merges, key=_at))]
     later = sorted([*absorbed, *revised], key=lambda v: v.at)
@@ -112,7 +112,7 @@ def _revision(memory_id: str, row: Mapping[str, Any]) -> MemoryVersion:
     changes = json.loads(row["changes_json"])
     return MemoryVersion(
         memory_id, 0, row["at"], row["event"], row["source"],
-        {field: (change["old"], change["new"]) for field, change in changes.items()},
+        {field: FieldChange(change["old"], change["new"]) for field, change in changes.items()},
         version_id=row["version_id"], utility_reset=bool(row["utility_reset"]),
         utility_before=row["utility_before"],
     )  # fmt: skip
@@ -123,9 +123,10 @@ def _merge(memory_id: str, row: Mapping[str, Any], counted: int) -> MemoryVersio
         "intent": row["intent_text"], "response": row["response_summary"],
         "outcome": row["outcome"], "similarity": row["similarity"],
     }  # fmt: skip
+    count = {"merge_count": FieldChange(counted, counted + 1)}
     return MemoryVersion(
-        memory_id, 0, row["at"], "merge", row["source"], {"merge_count": (counted, counted + 1)},
-        version_id=row["merge_id"], absorbed=absorbed,
+        memory_id, 0, row["at"], "merge", row["source"], count, version_id=row["merge_id"],
+        absorbed=absorbed,
     )  # fmt: skip
 
 

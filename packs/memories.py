@@ -12,15 +12,22 @@ import numpy as np
 import pyarrow as pa
 
 from packs.embeddings.pack_embedder import PackEmbedder
-from packs.errors import InvalidInput
+from packs.errors import InvalidInput, UnknownMemory
 from packs.recall.ranking import similarity_from_distance
 from packs.records import KnowledgeChunk, RememberResult
 from packs.settings import ActiveSettings
 from packs.store import schemas
-from packs.store.filters import sql_literal
+from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
+from packs.store.lifecycle import NOT_SUPERSEDED, expiry, unexpired_clause
 from packs.store.rows import knowledge_row, memory_row, merge_row
-from packs.store.scopes import SCOPE_KEY, check_scope, same_scope_clause, scoped_metadata
+from packs.store.scopes import (
+    SCOPE_KEY,
+    SCOPED_TAG,
+    check_scope,
+    same_scope_clause,
+    scoped_metadata,
+)
 from packs.validation import check_metadata, check_seconds, check_text
 
 KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
@@ -59,13 +66,16 @@ class MemoryWriter:
         polarity: str | None = None,
         source: str = "api",
         scope: str | None = None,
+        expires_at: datetime | None = None,
     ) -> RememberResult:
         """Store an interaction as a memory, or merge it into a near-duplicate.
 
         A stored memory whose intent has cosine >= ``dedup_threshold`` with this one
         absorbs it: its ``merge_count`` grows and this intent joins its provenance.
         ``scope`` (a user or session) is stored as metadata; only recalls in that scope
-        see the memory, and duplicates are looked for within the scope only.
+        see the memory, and duplicates are looked for within the scope only, among the
+        memories still current (not expired, not superseded). ``expires_at`` (or the
+        Pack's ``default_ttl_hours``) applies to a new memory; one merged keeps its own.
         """
         self._store.require_writable("remember")
         limit = self._settings.value.max_text_chars
@@ -80,15 +90,17 @@ class MemoryWriter:
         meta = scoped_metadata(meta, scope)
         scope = meta.get(SCOPE_KEY)
         source = check_text(source, "source", 2_000)
-        intent_vec, response_vec = self._embedder.embed([intent, response])
         now = datetime.now(UTC)
+        expires = expiry(expires_at, self._settings.value.default_ttl_hours, now)
+        intent_vec, response_vec = self._embedder.embed([intent, response])
         row = memory_row(
             intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
         )
+        row["expires_at"] = expires
         with self._lock:
             if self._store.count(schemas.MEMORIES, f"id = {sql_literal(row['id'])}"):
                 return RememberResult(row["id"], "exists", 1.0)  # a retried call: no change
-            nearest = self._nearest_memory(intent_vec, scope)
+            nearest = self._nearest_memory(intent_vec, scope, now)
             if nearest is not None:
                 distance = np.array([nearest.pop("_distance")])
                 similarity = float(similarity_from_distance(distance)[0])
@@ -126,10 +138,45 @@ class MemoryWriter:
                 update="target.merge_count < source.merge_count", insert=False,
             )  # fmt: skip
 
-    def _nearest_memory(self, vector: np.ndarray, scope: str | None) -> dict[str, Any] | None:
+    def _nearest_memory(
+        self, vector: np.ndarray, scope: str | None, now: datetime
+    ) -> dict[str, Any] | None:
         clause = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {same_scope_clause(scope)}"
+        clause += f" AND {NOT_SUPERSEDED} AND {unexpired_clause(now)}"
         hits = self._store.search(schemas.MEMORIES, vector, _NEAREST_COLUMNS, clause, limit=1)
         return hits.to_pylist()[0] if hits.num_rows else None
+
+    def supersede(self, memory_id: str, by: str | None = None, reason: str | None = None) -> None:
+        """Mark ``memory_id`` as no longer true: superseded ``by`` the memory that replaces
+        it (one the old one's scope can see), or by nothing. It is never recalled or
+        searched again; ``get`` still shows it, with ``superseded_by``, ``_at`` and
+        ``_reason``. Marking it again replaces the mark."""
+        self._store.require_writable("supersede a memory")
+        ids = [memory_id] if by is None else [memory_id, by]
+        if not all(isinstance(m, str) and m for m in ids) or by == memory_id:
+            raise InvalidInput(
+                f"supersede needs a memory id and another memory's id (or None), got "
+                f"{memory_id!r} and {by!r}."
+            )
+        if reason is not None:
+            reason = check_text(reason, "reason", 2_000)
+        rows = self._store.get(schemas.MEMORIES, in_clause("id", ids), ["id", "tags"], 2)
+        tags = {r["id"]: set(r["tags"] or []) for r in rows}
+        missing = [m for m in ids if m not in tags]
+        if missing:
+            raise UnknownMemory(f"Pack {self._store.location.name!r} has no memory {missing}.")
+        if by is not None and not _visible_from(tags[by], tags[memory_id]):
+            raise InvalidInput(
+                f"Memory {by!r} is in another scope than {memory_id!r}; a memory can only be "
+                "superseded by one its own scope sees (its scope's or a shared one)."
+            )
+        now = datetime.now(UTC)
+        mark = {"id": [memory_id], "superseded_by": [by], "superseded_at": [now],
+                "superseded_reason": [reason], "updated_at": [now]}  # fmt: skip
+        schema = pa.schema([self._memories_schema.field(c) for c in mark])
+        self._store.merge(
+            schemas.MEMORIES, pa.table(mark, schema=schema), "id", update=True, insert=False
+        )
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent.
@@ -181,3 +228,25 @@ class MemoryWriter:
 
     def _memory_table(self, rows: list[dict[str, Any]]) -> pa.Table:
         return pa.Table.from_pylist(rows, schema=self._memories_schema)
+
+    def store_lessons(self, lessons: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:
+        """Write distilled lessons (``id``, ``experience_summary``, ``lesson_at``) and their
+        ``lesson_log`` rows under this handle's lock. The log goes first: a crash between
+        the two writes leaves a logged attempt whose lesson the next run writes again,
+        never a lesson with no log entry."""
+        self._store.require_writable("store lessons")
+        with self._lock:
+            if log:
+                self._store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
+                table = pa.Table.from_pylist(log, schema=schemas.LESSON_LOG_SCHEMA)
+                self._store.append(schemas.LESSON_LOG, table)
+            if lessons:
+                columns = [self._memories_schema.field(name) for name in lessons[0]]
+                update = pa.Table.from_pylist(lessons, schema=pa.schema(columns))
+                self._store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)
+
+
+def _visible_from(tags: set[str], seer: set[str]) -> bool:
+    """A row with ``tags`` is shared, or in the scope of the row with ``seer`` tags."""
+    scope = {t for t in tags if t.startswith(f"{SCOPE_KEY}=")}
+    return SCOPED_TAG not in tags or scope <= seer

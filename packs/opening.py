@@ -19,6 +19,7 @@ from packs.store import schemas
 from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
 from packs.store.locations import locate
+from packs.store.migrate import upgrade
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,11 @@ def open_store(
             f"Pack {name!r} has schema version {version}, newer than this Wolfie "
             f"({schemas.SCHEMA_VERSION}). Upgrade Wolfie to open it."
         )
-    if not read_only:
-        _index_text(store)
     stored = EmbeddingInfo.from_dict(meta["embedding"])
     (embedder.info if embedder else OnnxMiniLM.info).check_compatible(stored, name)
+    if not read_only:
+        upgrade(store, stored.dim, version)
+        _index_text(store)
     if embedder is None and stored.provider != OnnxMiniLM.info.provider:
         log.info("Pack %r was built with %s; using the compatible default", name, stored)
     return OpenedStore(

@@ -16,17 +16,18 @@ import logging
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
-from packs.errors import ReadOnlyPack
 from packs.learning import rebuild
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store, store_settings
 from packs.records import (
     FeedbackResult,
+    ForgetReport,
     KnowledgeChunk,
     MemoryVersion,
     RebuildReport,
@@ -64,13 +65,9 @@ class Pack:
     """One Pack. Create or open it with :meth:`Pack.open`."""
 
     def __init__(
-        self,
-        store: PackStore,
-        settings: PackSettings,
-        settings_version: int,
-        embedding: EmbeddingInfo,
-        embedder: EmbeddingProvider | None,
-    ) -> None:
+        self, store: PackStore, settings: PackSettings, settings_version: int,
+        embedding: EmbeddingInfo, embedder: EmbeddingProvider | None,
+    ) -> None:  # fmt: skip
         self._store = store
         self._settings = ActiveSettings(settings, settings_version)
         self._svc = build_services(store, self._settings, embedding, embedder)  # by name
@@ -81,16 +78,11 @@ class Pack:
 
     @classmethod
     def open(
-        cls,
-        name: str,
-        root: str | os.PathLike[str] | None = None,
-        read_only: bool = False,
-        *,
-        create: bool = True,
-        embedder: EmbeddingProvider | None = None,
+        cls, name: str, root: str | os.PathLike[str] | None = None, read_only: bool = False, *,
+        create: bool = True, embedder: EmbeddingProvider | None = None,
         settings: PackSettings | Mapping[str, Any] | None = None,
         storage_options: Mapping[str, str] | None = None,
-    ) -> Pack:
+    ) -> Pack:  # fmt: skip
         """Open Pack ``name`` under ``root`` (default ``WOLFIE_ROOT`` or ``./.wolfie``),
         created unless ``read_only`` or ``create=False`` (then :class:`PackNotFound`).
         ``settings`` apply at creation, or are stored as a new settings version.
@@ -128,7 +120,7 @@ class Pack:
         return self._svc.embedder.info
 
     @property
-    def store(self) -> PackStore:  # the storage gateway, for flows that read tables directly
+    def store(self) -> PackStore:  # the storage gateway, for flows and tools
         return self._store
 
     def __repr__(self) -> str:
@@ -156,8 +148,7 @@ class Pack:
         self._closed = True
         _open_packs.discard(self)
 
-    def flush(self) -> None:
-        """Write buffered episodes, logs, reward events and learned state now."""
+    def flush(self) -> None:  # buffered episodes, logs, rewards and learned state
         self._svc.flusher.flush()
 
     # --- write path: packs/memories.py ---------------------------------------------------
@@ -165,12 +156,31 @@ class Pack:
     def remember(
         self, intent: str, response: str, outcome: str | None = None,
         metadata: Mapping[str, Any] | None = None, *, polarity: str | None = None,
-        source: str = "api", scope: str | None = None,
+        source: str = "api", scope: str | None = None, expires_at: datetime | None = None,
     ) -> RememberResult:  # fmt: skip
-        """Store an interaction, or merge it into a near-duplicate in ``scope`` (cosine >=
-        ``dedup_threshold``); only recalls in ``scope`` see it."""
-        return self._svc.writer.remember(intent, response, outcome, metadata, polarity=polarity,
-                                     source=source, scope=scope)  # fmt: skip
+        """Store an interaction as a memory, or merge it into a near-duplicate (cosine >=
+        ``dedup_threshold``, within ``scope``: only recalls in that scope see it), never
+        recalled after ``expires_at`` (an aware datetime; default: ``default_ttl_hours``)."""
+        return self._svc.writer.remember(
+            intent, response, outcome, metadata, polarity=polarity, source=source, scope=scope,
+            expires_at=expires_at,
+        )  # fmt: skip
+
+    def supersede(self, memory_id: str, by: str | None = None, reason: str | None = None) -> None:
+        """Mark a memory no longer true (``by`` the one replacing it): history, not advice."""
+        self._svc.writer.supersede(memory_id, by, reason)
+
+    def forget(
+        self, memory_ids: list[str] | None = None, *, scope: str | None = None,
+        where: Mapping[str, Any] | None = None, purge: bool = False,
+    ) -> ForgetReport:  # fmt: skip
+        """Remove ``memory_ids``, every row of ``scope`` or what ``where`` matches, from
+        every table and process (``packs/forget.py``); ``purge``: from storage too."""
+        return self._svc.forget.forget(memory_ids, scope=scope, where=where, purge=purge)
+
+    def store_lessons(self, lessons: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:
+        """Write distilled lessons and their ``lesson_log`` rows (``packs/lessons``)."""
+        self._svc.writer.store_lessons(lessons, log)
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent."""
@@ -200,11 +210,6 @@ class Pack:
         """Phase A (cosine top-k1 above δ), Phase B (z-scored blend, top-k2), logged: ``k``
         overrides k2; ``where``/``metadata``/``kind`` filter; ``scope`` sees its rows and
         the shared ones. :meth:`feedback` rewards the ``episode_id``."""
-        if self.read_only:
-            raise ReadOnlyPack(
-                f"Pack {self.name!r} is open read-only and recall logs an episode; "
-                "use search() to rank without logging."
-            )
         return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=True)
 
     def search(
@@ -215,8 +220,7 @@ class Pack:
         """The same ranking as :meth:`recall`, with nothing logged (works read-only)."""
         return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=False)
 
-    def get(self, memory_id: str) -> dict[str, Any]:
-        """One memory or knowledge row (learned columns include pending updates)."""
+    def get(self, memory_id: str) -> dict[str, Any]:  # learned columns: pending included
         return self._svc.reader.get(memory_id)
 
     def query(
@@ -228,12 +232,10 @@ class Pack:
             self.flush()
         return query_table(self._store, table, where, columns, limit, version)
 
-    def versions(self, table: str) -> list[dict[str, Any]]:
-        """Versions of a table, oldest first, for time travel with ``query(version=)``."""
+    def versions(self, table: str) -> list[dict[str, Any]]:  # for query(version=)
         return versions(self._store, table)
 
-    def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:
-        """Rows in ``table`` (pending buffered rows included after a flush)."""
+    def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:  # stored rows
         return self._svc.reader.count(table, kind)
 
     # --- rewards: packs/rewards/ ---------------------------------------------------------
@@ -255,7 +257,7 @@ class Pack:
     ) -> FeedbackResult:  # fmt: skip
         """Explicit rating in [-1, 1], or ``stars`` 1-5; EMA update of every injected memory."""
         return self._svc.rewards.feedback(episode_id, rating, stars=stars,
-                                      idempotency_key=idempotency_key)  # fmt: skip
+                                          idempotency_key=idempotency_key)  # fmt: skip
 
     def outcome(
         self, episode_id: str, amount: float, *, idempotency_key: str | None = None
@@ -284,7 +286,7 @@ class Pack:
     ) -> ValidationResult:  # fmt: skip
         """Check ``output`` with the validation hook; a broken hook flags it, never raises."""
         return self._svc.verdicts.validate(episode_id, output, context, hook=hook,
-                                       idempotency_key=idempotency_key)  # fmt: skip
+                                           idempotency_key=idempotency_key)  # fmt: skip
 
     def resolve(
         self, episode_id: str, response: str, success: bool | None = None, *,
@@ -292,10 +294,9 @@ class Pack:
     ) -> ResolveResult:  # fmt: skip
         """Store the episode's response and score it against the past (intrinsic reward)."""
         return self._svc.verdicts.resolve(episode_id, response, success,
-                                      idempotency_key=idempotency_key)  # fmt: skip
+                                          idempotency_key=idempotency_key)  # fmt: skip
 
-    def reward_log(self) -> pl.DataFrame:
-        """The whole append-only reward log (flushed first)."""
+    def reward_log(self) -> pl.DataFrame:  # the whole append-only log, flushed first
         self.flush()
         return rebuild.reward_log(self._store)
 
@@ -309,4 +310,4 @@ class Pack:
     def maturity(self, *, record: bool = False) -> Maturity:
         """The five maturity signals and the stage; ``record`` appends a state trace."""
         self.flush()
-        return measure_maturity(self._store, self._settings.value.alpha, record=record)
+        return measure_maturity(self._store, self._settings.value.rewards.alpha, record=record)

@@ -1,7 +1,14 @@
-"""Typed results of the Pack API (frozen dataclasses)."""
+"""Typed results of the Pack API (frozen dataclasses), the one vocabulary of every door.
+
+The engine returns these; the CLI's ``--json`` and the MCP server serialise them with
+``to_dict()`` (JSON-safe: no NaN, datetimes as ISO strings), so a field has one name and one
+meaning wherever a user meets it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -9,8 +16,34 @@ from typing import Any
 import polars as pl
 
 
+def json_safe(value: Any) -> Any:
+    """A record's value as JSON: nested records and containers, datetimes as ISO 8601,
+    non-finite floats as None."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: json_safe(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class Record:
+    """Mixin of the result records: ``to_dict()`` for the CLI's JSON and MCP."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = json_safe(self)
+        if not isinstance(out, dict):  # pragma: no cover - records are dataclasses
+            raise TypeError(f"{type(self).__name__} is not a dataclass record")
+        return out
+
+
 @dataclass(frozen=True)
-class KnowledgeChunk:
+class KnowledgeChunk(Record):
     """A piece of a document or media transcript, addressed by source and position."""
 
     text: str
@@ -23,7 +56,7 @@ class KnowledgeChunk:
 
 
 @dataclass(frozen=True)
-class RememberResult:
+class RememberResult(Record):
     """``status``: "created" (new row), "merged" (absorbed by a near-duplicate) or
     "exists" (the same intent and response were stored before: nothing changed)."""
 
@@ -37,13 +70,16 @@ class RememberResult:
 
 
 @dataclass(frozen=True)
-class RecalledItem:
+class RecalledItem(Record):
     """One injected item with every part of its score.
 
-    Two utilities, two names: ``utility`` is the memory's global track record (the EMA Q
-    over every reward it got, what the prompt block's "Track record" shows);
-    :attr:`ranked_utility` is the one Phase B ranked it by for this query, U(m | q) in
-    contextual mode (docs/contextual.md).
+    Two utilities, two names:
+
+    - :attr:`ranked_utility` is the utility Phase B ranked it by *for this query*:
+      ``U(m | q)`` in contextual mode (docs/contextual.md), the global Q in global mode;
+    - :attr:`track_record` is the memory's global EMA Q over every reward it got: the
+      ``memories`` table's ``utility`` column, and what the prompt block's "Track record"
+      shows (:attr:`utility` is the same value, under the column's name).
     """
 
     id: str
@@ -52,7 +88,8 @@ class RecalledItem:
     lesson: str | None
     response: str | None
     similarity: float
-    utility: float
+    ranked_utility: float
+    track_record: float
     confidence: float
     score: float
     exploration_bonus: float
@@ -60,7 +97,6 @@ class RecalledItem:
     reward_count: int
     polarity: str | None
     warning: bool
-    contextual_utility: float | None = None  # U(m | query) that Phase B ranked by
     lexical: float = 0.0  # BM25 score in Phase A's lexical list (0: not in it)
     source: str | None = None
     title: str | None = None
@@ -68,14 +104,15 @@ class RecalledItem:
     end_s: float | None = None
 
     @property
-    def ranked_utility(self) -> float:
-        """The utility that ranked this item: U(m | q), or the global Q without it."""
-        return self.utility if self.contextual_utility is None else self.contextual_utility
+    def utility(self) -> float:
+        """The global Q (the ``utility`` column): :attr:`track_record`."""
+        return self.track_record
 
 
 @dataclass(frozen=True)
-class Recall:
-    """What ``Pack.recall`` returns: the episode to reward later and the winners."""
+class Recall(Record):
+    """What ``Pack.recall`` returns: the episode to reward later and the winners.
+    ``episode_id`` is None for a search (nothing logged)."""
 
     episode_id: str | None
     query: str
@@ -89,24 +126,38 @@ class Recall:
 
 
 @dataclass(frozen=True)
-class FeedbackResult:
+class FeedbackResult(Record):
+    """A reward applied to an episode's memories.
+
+    ``track_records``: each rewarded memory's new global Q. ``ranked_utilities``: what the
+    next recall of the episode's question will rank it by, ``U(m | q)`` at that question
+    after this reward (the global Q in global mode; docs/contextual.md). Both include
+    rewards buffered on this handle.
+    """
+
     episode_id: str
+    source: str  # explicit, outcome, implicit, vote, validation, intrinsic
+    value: float  # the reward in [-1, 1], before the source's weight
     applied: int  # memories whose utility moved
-    duplicate: bool  # True when the idempotency key was seen before
-    # each rewarded memory's new global Q (its track record); the next recall ranks by
-    # U(m | q), which this reward moved for queries like the episode's (docs/contextual.md)
-    utilities: dict[str, float]
+    duplicate: bool  # True when the idempotency key was seen before: nothing changed
+    track_records: dict[str, float]
+    ranked_utilities: dict[str, float]
+
+    @property
+    def utilities(self) -> dict[str, float]:
+        """The new global Q of each rewarded memory (:attr:`track_records`)."""
+        return self.track_records
 
 
 @dataclass(frozen=True)
-class VoteResult:
+class VoteResult(Record):
     winner: str | None  # the normalised majority answer; None on a tie (nobody rewarded)
     counts: dict[str, int]
     rewards: dict[str, FeedbackResult]  # per attempt (episode id)
 
 
 @dataclass(frozen=True)
-class ValidationResult:
+class ValidationResult(Record):
     passed: bool | None  # None: the hook raised, hung or returned a non-bool
     flagged: bool  # True unless the output passed: don't ship it unchecked
     error: str | None
@@ -114,7 +165,7 @@ class ValidationResult:
 
 
 @dataclass(frozen=True)
-class ResolveResult:
+class ResolveResult(Record):
     episode_id: str
     intrinsic: float | None  # r_int before weighting; None when the store is too cold
     neighbours: int  # successful neighbours that qualified
@@ -133,14 +184,37 @@ class RebuildReport:
 
 
 @dataclass(frozen=True)
-class MemoryVersion:
+class ForgetReport(Record):
+    """What ``Pack.forget`` removed: the rows deleted from each table, the memories and
+    knowledge chunks forgotten, and whether the older versions and files that still held
+    them were purged too (docs/forgetting.md)."""
+
+    removed: dict[str, int]
+    memory_ids: tuple[str, ...]
+    purged: bool
+
+    @property
+    def total(self) -> int:
+        return sum(self.removed.values())
+
+
+@dataclass(frozen=True)
+class FieldChange(Record):
+    """What one field was before a version and after it."""
+
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class MemoryVersion(Record):
     """One version of a memory (``Pack.history``; mem0's ``history()`` is the model).
 
     ``event``: "remember" (created; ``changes`` hold its first values), "merge" (it
     absorbed a near-duplicate, in ``absorbed``) or "revise". ``changes`` maps each field
     that changed (intent, response, outcome, polarity, metadata, lesson, merge_count) to
-    ``(old, new)``; embeddings are never shown. ``utility_reset``: the revision moved the
-    utility from ``utility_before`` back to the prior (docs/rewards.md, "Revising").
+    its old and new value; embeddings are never shown. ``utility_reset``: the revision
+    moved the utility from ``utility_before`` back to the prior (docs/rewards.md).
     """
 
     memory_id: str
@@ -148,32 +222,18 @@ class MemoryVersion:
     at: datetime
     event: str
     source: str | None  # the call's provenance: api, cli, mcp, an ingest source
-    changes: dict[str, tuple[Any, Any]]
+    changes: dict[str, FieldChange]
     version_id: str | None = None  # the memory_history or merges row; None when created
     absorbed: dict[str, Any] | None = None  # a merge: the near-duplicate's text
     utility_reset: bool = False
     utility_before: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe: ``at`` in ISO 8601, each change as ``{"old": ..., "new": ...}``."""
-        return {
-            "memory_id": self.memory_id, "version": self.version, "at": self.at.isoformat(),
-            "event": self.event, "source": self.source, "version_id": self.version_id,
-            "changes": {k: {"old": old, "new": new} for k, (old, new) in self.changes.items()},
-            "absorbed": self.absorbed, "utility_reset": self.utility_reset,
-            "utility_before": self.utility_before,
-        }  # fmt: skip
-
 
 @dataclass(frozen=True)
-class RevisionResult:
+class RevisionResult(Record):
     """``status``: "revised", or "unchanged" (every value given was stored already: no
     version was written, so a retried revise changes nothing twice)."""
 
     memory_id: str
     status: str
     version: MemoryVersion | None
-
-    def to_dict(self) -> dict[str, Any]:
-        version = None if self.version is None else self.version.to_dict()
-        return {"memory_id": self.memory_id, "status": self.status, "version": version}

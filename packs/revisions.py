@@ -185,9 +185,9 @@ class RevisionService:
         action = [field for field in ACTION_FIELDS if field in changes]
         before = None
         if action:
-            state = self._learning.current([memory_id])[memory_id]
+            state = self._learning.current([memory_id]).get(memory_id)  # None: forgotten
             # no evidence yet, or none since the last reset (Q 0, c 0.5): nothing to undo
-            if state.reward_count and (state.utility != 0.0 or state.confidence != 0.5):
+            if state and state.reward_count and (state.utility != 0.0 or state.confidence != 0.5):
                 before = self._ledger.revision(memory_id, version_id, "+".join(action))
         self._store.ensure_table(schemas.MEMORY_HISTORY, schemas.MEMORY_HISTORY_SCHEMA)
         changed = {field: {"old": old, "new": new} for field, (old, new) in changes.items()}

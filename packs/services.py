@@ -14,10 +14,12 @@ from typing import NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
+from packs.forget import ForgetService
 from packs.history import MemoryHistory
 from packs.journal.background_flush import BackgroundFlush
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
+from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.memories import MemoryWriter
@@ -41,6 +43,7 @@ class PackServices(NamedTuple):
     recall: RecallService
     rewards: RewardService
     verdicts: VerdictService
+    forget: ForgetService
     revisions: RevisionService
     history: MemoryHistory
     tune: TuneSettings
@@ -56,8 +59,8 @@ class TuneSettings:
         self._learning = learning
 
     def __call__(self, s: PackSettings) -> None:
-        self._buffer.flush_rows, self._buffer.flush_seconds = s.log_flush_rows, s.log_flush_seconds
-        self._learning.context.history = s.context_history
+        self._buffer.flush_rows, self._buffer.flush_seconds = s.flush.rows, s.flush.seconds
+        self._learning.context.tune(s.context)
 
 
 def build_services(
@@ -69,14 +72,15 @@ def build_services(
     s = settings.value
     embedder = PackEmbedder(embedding, provider)
     lock = threading.RLock()  # one handle's buffer, caches and writes
-    buffer = WriteBuffer(s.log_flush_rows, s.log_flush_seconds)
+    buffer = WriteBuffer(s.flush.rows, s.flush.seconds)
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    learning = LearningState(store, embedding.dim, s.context_history, writer)
+    learning = LearningState(store, embedding.dim, s.context, writer)
     episodes = EpisodeLog(store, buffer, learning)
+    forgets = ForgetWatch(store, buffer, learning, episodes)  # other handles' forgets
     keys = IdempotencyKeys(store, buffer)
-    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim)
+    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim, forgets)
     ledger = RewardLedger(buffer, learning, episodes, keys, writer)
-    rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
+    rewards = RewardService(store, settings, episodes, keys, ledger, learning, flusher, lock)
     tune = TuneSettings(buffer, learning)
     tune(s)
     history = MemoryHistory(store)
@@ -86,7 +90,8 @@ def build_services(
         learning=learning,
         writer=MemoryWriter(store, settings, embedder, lock),
         reader=MemoryReader(store, learning),
-        recall=RecallService(store, settings, embedder, learning, episodes, flusher, lock),
+        recall=RecallService(store, settings, embedder, learning, episodes, flusher, lock, forgets),
+        forget=ForgetService(store, flusher, forgets, lock),
         rewards=rewards,
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock

@@ -22,6 +22,8 @@ _PACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_METADATA_KEYS = 64
 MAX_METADATA_KEY_CHARS = 256
 MAX_METADATA_VALUE_CHARS = 8_192
+# Items one recall returns, at every door (hand-set: a prompt holds a few; 100 is plenty).
+MAX_K = 100
 
 
 def check_pack_name(name: object) -> str:
@@ -63,11 +65,43 @@ def check_unit_interval(value: object, field: str, low: float = -1.0, high: floa
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidReward(f"{field} must be a number, got {type(value).__name__}.")
     number = float(value)
-    if not math.isfinite(number):
-        raise InvalidReward(f"{field} must be finite, got {number!r}.")
-    if not low <= number <= high:
-        raise InvalidReward(f"{field}={number!r} is outside [{low}, {high}].")
+    if not math.isfinite(number) or not low <= number <= high:
+        raise InvalidReward(
+            f"{field} must be a finite number in [{low:g}, {high:g}], got {value!r}."
+        )
     return number
+
+
+def check_k(k: object) -> int | None:
+    """``None`` (the Pack's k2) or an int from 1 to :data:`MAX_K`: every door's bound."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}.")
+    return k
+
+
+def check_episode_id(episode_id: object) -> str:
+    """The non-empty id a recall returned (surrounding blanks dropped)."""
+    if not isinstance(episode_id, str) or not episode_id.strip():
+        raise InvalidInput(
+            f"episode_id must be the non-empty id that recall returned, got {episode_id!r}."
+        )
+    return episode_id.strip()
+
+
+def check_memory_ids(memory_ids: object) -> list[str] | None:
+    """``None`` (every injected memory) or a non-empty list of memory id strings, each
+    once (a repeated id is one memory, rewarded once)."""
+    if memory_ids is None:
+        return None
+    if isinstance(memory_ids, str | bytes) or not isinstance(memory_ids, list | tuple):
+        raise InvalidInput(f"memory_ids must be a list of memory id strings, got {memory_ids!r}.")
+    if not all(isinstance(m, str) and m for m in memory_ids):
+        raise InvalidInput(f"memory_ids must be a list of memory id strings, got {memory_ids!r}.")
+    if not memory_ids:
+        raise InvalidInput("memory_ids is empty; leave it out to reward the whole episode.")
+    return list(dict.fromkeys(memory_ids))
 
 
 def check_seconds(value: object, field: str) -> float | None:

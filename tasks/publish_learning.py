@@ -62,7 +62,7 @@ def publish_lessons_task(pack: str, report: LessonReport, writer: str) -> list[s
         keys.append(artifact_key(pack, "lessons-written"))
         rows = [
             {"memory_id": w.memory_id, "kind": w.kind, "intent": clip(w.intent, 120),
-             "lesson": w.lesson, "utility": round(w.utility, 3)}
+             "lesson": w.lesson, "track record (Q)": round(w.utility, 3)}
             for w in report.lessons
         ]  # fmt: skip
         create_table_artifact(
@@ -110,22 +110,28 @@ def publish_maintenance_task(pack: str, report: MaintenanceReport) -> str:
             }
             for name, before in report.fragments_before.items()
         ],
-        description="Indexes built: " + (", ".join(report.indexes_built) or "none"),
+        description="Indexes built: "
+        + (", ".join(report.indexes_built) or "none")
+        + f". Expired memories forgotten: {report.expired}; forgets purged: {report.purged}.",
     )
     return key
 
 
 def extremes_markdown(pack: str, extremes: UtilityExtremes) -> str:
     if not extremes.rewarded:
-        return f"### Memories of `{pack}` by utility\n\nNo memory has a reward yet."
-    parts = [f"### Memories of `{pack}` by utility ({extremes.rewarded} rewarded)"]
-    for title, rows in (("Highest utility", extremes.top), ("Lowest utility", extremes.bottom)):
+        return f"### Memories of `{pack}` by track record\n\nNo memory has a reward yet."
+    parts = [
+        f"### Memories of `{pack}` by track record (global Q; {extremes.rewarded} rewarded)",
+        "Q is a memory's EMA utility over every reward it got. Recall ranks by U(m|q), its "
+        "utility for questions like the one asked, which Q only seeds.",
+    ]
+    for title, rows in (("Highest Q", extremes.top), ("Lowest Q", extremes.bottom)):
         parts += ["", f"#### {title}", "", _memory_table(rows) if rows else "(none)"]
     return "\n".join(parts) + "\n"
 
 
 def _memory_table(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| # | utility | confidence | rewards | kind | memory | lesson |",
+    lines = ["| # | Q (track record) | confidence | rewards | kind | memory | lesson |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for rank, r in enumerate(rows, start=1):
         lesson = cell(r["experience_summary"]) if r["experience_summary"] else "*(none yet)*"

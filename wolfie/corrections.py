@@ -11,52 +11,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownMemory
 from packs.pack import Pack
-from packs.records import MemoryVersion
+from packs.records import MemoryVersion, Record, RevisionResult
 from packs.store.scopes import SCOPE_KEY
 
 
 @dataclass(frozen=True)
-class VersionView:
-    """One version of a memory, JSON-safe: ``changes`` maps each field to
-    ``{"old": ..., "new": ...}``."""
+class History(Record):
+    """A memory's versions, oldest first (the doors' shape of ``Pack.history``)."""
 
-    version: int
-    at: str  # ISO 8601, UTC
-    event: str  # remember, merge or revise
-    source: str | None
-    changes: dict[str, dict[str, Any]]
-    absorbed: dict[str, Any] | None  # a merge: the near-duplicate it absorbed
-    utility_reset: bool  # a new response or polarity: the utility restarted from the prior
-    utility_before: float | None
-    version_id: str | None
-
-
-@dataclass(frozen=True)
-class Revised:
-    """``status``: revised, or unchanged (the memory held these values already)."""
-
-    pack: str
     memory_id: str
-    status: str
-    version: VersionView | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class History:
-    pack: str
-    memory_id: str
-    versions: tuple[VersionView, ...]  # oldest first
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    versions: tuple[MemoryVersion, ...]
 
 
 def revise(
@@ -64,16 +33,15 @@ def revise(
     outcome: str | None = None, polarity: str | None = None,
     metadata: Mapping[str, Any] | None = None, source: str = "agent",
     scope: str | None = None, any_scope: bool = False,
-) -> Revised:  # fmt: skip
+) -> RevisionResult:  # fmt: skip
     """Change the given fields of a memory of ``scope`` (None: a shared memory)."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=True)
-    result = pack.revise(
+    meta = dict(metadata) if isinstance(metadata, Mapping) else metadata
+    return pack.revise(
         memory_id, intent=intent, response=response, outcome=outcome, polarity=polarity,
-        metadata=metadata, source=source,
+        metadata=meta, source=source,
     )  # fmt: skip
-    view = None if result.version is None else version_view(result.version)
-    return Revised(pack.name, result.memory_id, result.status, view)
 
 
 def history(
@@ -82,18 +50,7 @@ def history(
     """A memory's versions, if a caller in ``scope`` can recall it."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=False)
-    versions = tuple(version_view(v) for v in pack.history(memory_id))
-    return History(pack.name, memory_id, versions)
-
-
-def version_view(version: MemoryVersion) -> VersionView:
-    data = version.to_dict()
-    return VersionView(
-        version=data["version"], at=data["at"], event=data["event"], source=data["source"],
-        changes=data["changes"], absorbed=data["absorbed"],
-        utility_reset=data["utility_reset"], utility_before=data["utility_before"],
-        version_id=data["version_id"],
-    )  # fmt: skip
+    return History(memory_id, tuple(pack.history(memory_id)))
 
 
 def _require_scope(pack: Pack, memory_id: str, scope: str | None, *, exact: bool) -> None:

@@ -13,7 +13,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from wolfie.agent_tools import item_view
 from wolfie.commands.render import clip, ranking_table, text_panel
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
     )
     before, after, helpful = result.before, result.after, set(result.helpful)
     helps = ["yes" if i.id in helpful else "no" for i in before.items]
-    before_items = [item_view(i) for i in before.items]
+    before_items = list(before.items)
     console.print(ranking_table(f"Before learning: {before.query!r}", before_items, helps,
                                 "helps?"))  # fmt: skip
     console.print(text_panel(before.prompt, "Prompt block injected before learning"))
@@ -59,7 +58,7 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
         f"{'yes' if item.id in helpful else 'no'}, {move}"
         for item, move in zip(after.items, result.moves, strict=True)
     ]
-    after_items = [item_view(i) for i in after.items]
+    after_items = list(after.items)
     console.print(ranking_table(f"After learning: {after.query!r}", after_items, moved,
                                 "helps? before"))  # fmt: skip
     console.print(_change_line(before, after, helpful))

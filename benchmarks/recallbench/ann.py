@@ -156,7 +156,8 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
         forced = rows <= vector_cache.MAX_CACHED_ROWS
         if forced:  # a smoke run: the indexed path all the same
             pack._svc.recall.vectors.max_rows = 0
-        k1, delta, clause = pack.settings.k1, pack.settings.delta, visible_clause(None)
+        ranking = pack.settings.ranking
+        k1, delta, clause = ranking.k1, ranking.delta, visible_clause(None)
         store = pack.store
         paths: dict[str, Callable[[str], object]] = {}
         for nprobes, refine in SWEEP:

@@ -134,7 +134,7 @@ def latency_paths(
     """``pack`` ranks with the Pack default (contextual utility), ``plain`` is a second
     handle on the same tables with ``utility_mode="global"`` (plain MemRL)."""
     table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
-    k1 = pack.settings.k1
+    k1 = pack.settings.ranking.k1
 
     def raw(query: str) -> object:
         vec = embedder.embed([query])[0]

@@ -109,7 +109,7 @@ def run_limit(
     build_s, _ = build_knowledge_pack(root, name, size, seed)
     embedder = WordHashEmbedder()
     with Pack.open(name, root, embedder=embedder) as pack:
-        k1, delta = pack.settings.k1, pack.settings.delta
+        k1, delta = pack.settings.ranking.k1, pack.settings.ranking.delta
         scan = ExactScan(pack)
         table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
         pack.search(queries[0])  # a new handle's first search is LanceDB's

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +17,6 @@ import numpy as np
 from packs.errors import UnknownEpisode
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
-from packs.records import RecalledItem
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
@@ -44,15 +43,14 @@ class EpisodeLog:
         k2: int,
         clause: str | None,
         candidate_ids: list[str],
-        items: Sequence[RecalledItem],
+        injected: list[str],
         log_rows: list[dict[str, Any]],
         settings_version: int,
     ) -> str:
         """Buffer the episode, its retrieval-log rows (one per candidate) and one use per
-        injected memory (``items``)."""
+        ``injected`` memory (in rank order)."""
         episode_id = "ep_" + uuid.uuid4().hex
         now = datetime.now(UTC)
-        injected = [item.id for item in items]
         episode = {
             "id": episode_id,
             "created_at": now,
@@ -72,10 +70,7 @@ class EpisodeLog:
         )
         self._learning.use(injected, now)
         self._remember(episode_id, injected, vector)
-        self._ranked_utility[episode_id] = {
-            item.id: item.contextual_utility for item in items
-            if item.contextual_utility is not None
-        }  # fmt: skip
+        self._ranked_utility[episode_id] = _ranked(log_rows)
         return episode_id
 
     def _remember(self, episode_id: str, injected: list[str], query: np.ndarray) -> None:
@@ -84,21 +79,24 @@ class EpisodeLog:
             evicted, _ = self._recent.popitem(last=False)
             self._ranked_utility.pop(evicted, None)
 
+    def forget(self, episode_ids: Iterable[str]) -> None:
+        """Drop forgotten episodes from the cache (a reward for one is then unknown)."""
+        for episode_id in episode_ids:
+            self._recent.pop(episode_id, None)
+            self._ranked_utility.pop(episode_id, None)
+
     def ranked_utility(self, episode_id: str) -> dict[str, float]:
         """The utility ``U(m | q)`` each injected memory was ranked by in the episode
         (from this handle's memory, else the retrieval log); empty in global mode."""
         if episode_id in self._ranked_utility:
             return self._ranked_utility[episode_id]
         rows = [r for r in self._buffer.pending_rows(schemas.RETRIEVAL_LOG)
-                if r["episode_id"] == episode_id and r["injected"]]  # fmt: skip
+                if r["episode_id"] == episode_id]  # fmt: skip
         if not rows:
             where = f"episode_id = {sql_literal(episode_id)} AND injected"
-            found = self._store.scan(
-                schemas.RETRIEVAL_LOG, ["item_id", "contextual_utility"], where
-            )
-            rows = found.to_pylist()
-        return {r["item_id"]: r["contextual_utility"] for r in rows
-                if r["contextual_utility"] is not None}  # fmt: skip
+            columns = ["item_id", "injected", "contextual_utility"]
+            rows = self._store.scan(schemas.RETRIEVAL_LOG, columns, where).to_pylist()
+        return _ranked(rows)
 
     def _cached(self, episode_id: str) -> tuple[list[str], np.ndarray]:
         if episode_id not in self._recent:
@@ -145,3 +143,12 @@ class EpisodeLog:
                 row.update(update)
                 return
         self._buffer.add_rows(schemas.EPISODE_OUTCOMES, [update])
+
+
+def _ranked(log_rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The ``U(m | q)`` each injected memory was ranked by (contextual mode only)."""
+    return {
+        r["item_id"]: r["contextual_utility"]
+        for r in log_rows
+        if r["injected"] and r["contextual_utility"] is not None
+    }

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from packs.errors import PackNotFound, TransientError, UnwritableRows, WolfieError
+from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.settings import ActiveSettings
@@ -61,8 +62,10 @@ class Flusher:
         settings: ActiveSettings,
         lock: threading.RLock,
         dim: int,
+        forgets: ForgetWatch,
     ) -> None:
         self._store = store
+        self._forgets = forgets  # other handles' forgets leave the buffer before a write
         self._buffer = buffer
         self._learning = learning
         self._settings = settings  # compaction policy: compact_every_commits, retention
@@ -103,6 +106,7 @@ class Flusher:
                 return
             if self._store.deleted():
                 self._drop_for_deleted_pack()
+            self._forgets.poll()
             tables = self._buffer.drain(self._schemas)
             learned = self._learning.drain()
             rejected: list[str] = []
@@ -249,10 +253,11 @@ class Flusher:
         """Merge small fragments of tables this journal has committed to often."""
         for name, count in list(self._commits.items()):
             settings = self._settings.value
-            if count < settings.compact_every_commits:
+            if count < settings.flush.compact_every_commits:
                 continue
             try:
-                self._store.optimize(name, timedelta(hours=settings.version_retention_hours))
+                retention = timedelta(hours=settings.flush.version_retention_hours)
+                self._store.optimize(name, retention)
                 self._commits[name] = 0
             except (OSError, RuntimeError) as exc:  # a concurrent commit: try next time
                 log.warning("Compaction of %s deferred: %s", name, exc)

@@ -62,6 +62,15 @@ class WriteBuffer:
     def empty(self) -> bool:
         return self._since is None
 
+    def discard(self, table: str, column: str, values: set[str]) -> int:
+        """Drop the pending rows of ``table`` whose ``column`` is in ``values`` (rows of
+        forgotten memories and episodes); how many."""
+        rows = self._rows.get(table, [])
+        kept = [row for row in rows if row.get(column) not in values]
+        if len(kept) != len(rows):
+            self._rows[table] = kept
+        return len(rows) - len(kept)
+
     # --- draining ----------------------------------------------------------------------
 
     def drain(self, schemas: dict[str, pa.Schema]) -> dict[str, pa.Table]:

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-DEFAULT_CONFIDENCE_RATE = 0.1  # hand-set: a third of MemRL's alpha, so it moves slower
-
 
 def ema_step(q: float, reward: float, alpha: float, weight: float = 1.0) -> float:
     """One utility update: ``Q + alpha·weight·(r - Q)``."""
@@ -55,8 +53,8 @@ class RewardStep:
 
     value: float
     alpha: float
-    weight: float = 1.0
-    confidence_rate: float = DEFAULT_CONFIDENCE_RATE
+    weight: float
+    confidence_rate: float  # settings.rewards.confidence_rate at the time
 
 
 # A revision that changes what a memory tells the agent (its response or polarity) is a

@@ -52,6 +52,14 @@ class ContextFeed:
         self._watermark: datetime | None = None
         self._fed: dict[str, datetime] = {}  # event ids fed within the slack window
 
+    def reset(self) -> None:
+        """Start again: the next look loads the whole log (after a forget, whose rows and
+        episodes the index must not keep); the tables are read at their latest commit."""
+        self._version, self._watermark, self._fed = None, None, {}
+        self.index.clear()
+        for name in (schemas.REWARD_EVENTS, schemas.EPISODES):
+            self._store.latest_version(name)
+
     def load(self) -> None:
         """Fill the index from the whole log (the newest rewards per memory)."""
         version = self._log_version()
@@ -59,7 +67,7 @@ class ContextFeed:
         recent = (
             events.sort(["created_at", "writer", "seq"])
             .group_by("memory_id", maintain_order=True)
-            .tail(self.index.history)
+            .tail(self.index.rule.history)
             .sort(["created_at", "writer", "seq"])  # LRU order: the newest touched last
         )
         self._feed(recent)

@@ -12,9 +12,9 @@ of rewards the same memory received for two queries at cosine ``c``,
 
 clipped to [0, 1]: how much better than the base rate a past success (failure) predicts
 this one. Each cosine bin's estimate is shrunk toward the hinge prior
-``(c - theta) / (1 - theta)`` with ``PRIOR_PAIRS`` pseudo-pairs (so a Pack with little
-evidence ranks as it did with the hinge), then made non-decreasing in ``c`` (pool
-adjacent violators): a closer query never predicts less.
+``(c - theta) / (1 - theta)`` with ``prior_pairs`` pseudo-pairs (``settings.context``: so
+a Pack with little evidence ranks as it did with the hinge), then made non-decreasing in
+``c`` (pool adjacent violators): a closer query never predicts less.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 BINS = 20  # cosine bins of 0.05 over [0, 1]; negative cosines fall in the first
-# Hand-set, to tune on the validation split: pseudo-pairs of the hinge prior per bin.
-PRIOR_PAIRS = 20.0
 EXACT_REPEAT = 0.995  # a query asked again: its own bin, the last one
 
 
@@ -87,7 +85,7 @@ def prior_kernel(theta: float) -> Kernel:
 def calibrate(
     histories: Iterable[tuple[NDArray[np.floating], NDArray[np.floating]]],
     theta: float,
-    prior_pairs: float = PRIOR_PAIRS,
+    prior_pairs: float,
     *,
     failures: bool = True,
 ) -> Kernel:

@@ -16,43 +16,54 @@ rebuild, and a recall one matrix-vector product over the live keys.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from packs.learning.kernel import contextual_utility
 
-# A reward vouches for a memory as a retrieval key only with at least this weight: an
-# explicit reward (1) or an implicit signal (0.5, docs/rewards.md); never an intrinsic
-# reward (blend weight <= 0.2, MISSION.md), which can't vouch for a memory on its own.
-LINK_MIN_WEIGHT = 0.5
 # Float noise on a tied history (+1 then -1 for one wording sums to about 1e-9, not 0).
 SUPPORT_EPSILON = 1e-6
-# Keys of one memory closer than this are one key (hand-set: the same wording asked
-# again embeds identically; 0.98 also merges trivial edits such as punctuation).
-KEY_DISTINCT_COS = 0.98
+
+
+class KeyRule(Protocol):
+    """What key building works by (``settings.context``; docs/settings.md)."""
+
+    @property
+    def theta(self) -> float: ...
+    @property
+    def kappa(self) -> float: ...
+    @property
+    def link_min_weight(self) -> float: ...
+    @property
+    def key_distinct_cos(self) -> float: ...
 
 
 def supporting_queries(
     queries: NDArray[np.floating], rewards: NDArray[np.floating],
-    weights: NDArray[np.floating], theta: float, kappa: float,
+    weights: NDArray[np.floating], rule: KeyRule,
 ) -> tuple[NDArray[np.float32], NDArray[np.float64]]:  # fmt: skip
     """A memory's keys from its reward history, and each key's support (the memory's
     utility for that wording). Keys are the queries rewarded > 0 with weight >=
-    LINK_MIN_WEIGHT for which the memory's utility *for that wording* (its whole history
-    weighed by the hinge ``max(0, cos - theta)``, shrunk by ``kappa``) is still positive,
-    so later failures for the same wording withdraw the key (a flipped reward is
-    outvoted, not kept). Near-duplicates (KEY_DISTINCT_COS) are kept once."""
+    ``rule.link_min_weight`` (an explicit reward or an implicit signal, never an
+    intrinsic reward, which can't vouch for a memory on its own) for which the memory's
+    utility *for that wording* (its whole history weighed by the hinge ``max(0, cos -
+    theta)``, shrunk by ``kappa``) is still positive, so later failures for the same
+    wording withdraw the key (a flipped reward is outvoted, not kept). Near-duplicates
+    (``rule.key_distinct_cos``) are kept once."""
     r, w = np.asarray(rewards, np.float64), np.asarray(weights, np.float64)
     q = np.asarray(queries, np.float32)
-    vouch = (r > 0) & (w >= LINK_MIN_WEIGHT)
+    vouch = (r > 0) & (w >= rule.link_min_weight)
     if not vouch.any():
         return np.zeros((0, q.shape[1]), np.float32), np.zeros(0)
     keys = q[vouch]
-    support = np.array([contextual_utility(key, q, r, 0.0, theta, kappa, w) for key in keys])
+    support = np.array(
+        [contextual_utility(key, q, r, 0.0, rule.theta, rule.kappa, w) for key in keys]
+    )
     kept: list[int] = []
     for i in np.flatnonzero(support > SUPPORT_EPSILON):  # a tie (+1, -1) is no support
-        if all(float(keys[i] @ keys[j]) < KEY_DISTINCT_COS for j in kept):
+        if all(float(keys[i] @ keys[j]) < rule.key_distinct_cos for j in kept):
             kept.append(int(i))
     return keys[kept], support[kept]
 
@@ -106,14 +117,15 @@ class LinkKeys:
 
     def nearest(
         self, query: NDArray[np.floating], margin: float, limit: int,
-        gap: float | None = None,
+        gap: float | None = None, distinct_cos: float = 1.0,
     ) -> dict[str, float]:  # fmt: skip
+        # ``distinct_cos``: settings.context.key_distinct_cos, used with ``gap`` only
         """Up to ``limit`` memories by their best key similarity, best first; among equal
         keys (one past question vouches for every memory an episode reward credited) the
         better supported first, so the memory that kept helping wins the tie.
 
         A memory counts only if its key stands out: its cosine beats every key of a
-        *different* past question (one further than KEY_DISTINCT_COS from it) by at
+        *different* past question (one further than ``distinct_cos`` from it) by at
         least ``gap``. Sibling questions of one template ("topic 3", "topic 5") sit at
         equal cosines to a new sibling, so none of them stands out and none links; a
         paraphrase's original stands well clear of the other past questions. Without
@@ -128,7 +140,7 @@ class LinkKeys:
         top = np.argpartition(-scores, shortlist - 1)[:shortlist]
         top = top[np.lexsort((-self._support[top], -scores[top]))]
         top = top[np.isfinite(scores[top])]
-        same = (self._vectors[top] @ self._vectors[top].T) >= KEY_DISTINCT_COS
+        same = (self._vectors[top] @ self._vectors[top].T) >= distinct_cos
         out: dict[str, float] = {}
         for i, row in enumerate(top):
             if len(out) == limit:

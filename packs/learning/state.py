@@ -19,15 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from packs.errors import UnknownMemory
-from packs.learning.context import ContextIndex, history_entry
+from packs.learning.context import ContextIndex, ContextRule, history_entry
 from packs.learning.ema import REVISION_SOURCE, LearnedState, RewardStep, fold
 from packs.learning.feed import ContextFeed
 from packs.learning.online import ONLINE_COLUMNS, fold_log
@@ -44,23 +43,6 @@ def learned_of(row: Any) -> LearnedState:
     return LearnedState(float(row["utility"]), float(row["confidence"]), int(row["reward_count"]))
 
 
-class ContextRule(Protocol):
-    """What the contextual utility is computed with (``settings.context``)."""
-
-    @property
-    def theta(self) -> float: ...
-    @property
-    def kappa(self) -> float: ...
-    @property
-    def prior(self) -> str: ...
-    @property
-    def kernel(self) -> str: ...
-    @property
-    def links(self) -> int: ...
-    @property
-    def link_margin(self) -> float: ...
-
-
 @dataclass
 class Pending:
     """What one memory learned on this handle and the ``memories`` table has not yet."""
@@ -74,17 +56,10 @@ class LearnedView:
     """What recall ranks one query by: each memory's learned state as this handle sees
     it, its utility for this query, and the memories this query reaches by links."""
 
-    def __init__(
-        self, state: LearningState, query: NDArray[np.floating], rule: ContextRule | None
-    ) -> None:
+    def __init__(self, state: LearningState, query: NDArray[np.floating], contextual: bool) -> None:
         self._state = state
         self._query = query
-        self._rule = rule
-
-    @property
-    def contextual(self) -> bool:
-        """Ranked by ``U(m | q)`` (else by the global Q, plain MemRL)."""
-        return self._rule is not None
+        self.contextual = contextual  # ranked by U(m | q), else by the global Q (MemRL)
 
     def learned(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
         """Stored values (fresh from the table) with the pending steps and uses applied."""
@@ -94,32 +69,24 @@ class LearnedView:
         """``U(m | q)`` and the share of it that is evidence from queries like this one
         (:meth:`packs.learning.context.ContextIndex.assess`); the global Q and no share
         in global mode."""
-        rule = self._rule
-        if rule is None:
+        if not self.contextual:
             return global_q, 0.0
-        return self._state.context.assess(
-            memory_id, self._query, global_q, rule.theta, rule.kappa, rule.prior, rule.kernel
-        )
+        return self._state.context.assess(memory_id, self._query, global_q)
 
     def links(self) -> dict[str, float] | None:
         """Memories this query reaches through past questions they helped, with their key
         similarity (docs/contextual.md); None in global mode."""
-        rule = self._rule
-        if rule is None:
-            return None
-        return self._state.context.linked(
-            self._query, rule.theta, rule.kappa, rule.link_margin, rule.links
-        )
+        return self._state.context.linked(self._query) if self.contextual else None
 
 
 class LearningState:
     """Everything one handle has learned, read or not yet written (the module docstring)."""
 
-    def __init__(self, store: PackStore, dim: int, history: int, writer: str) -> None:
+    def __init__(self, store: PackStore, dim: int, rule: ContextRule, writer: str) -> None:
         self._store = store
         self._stored: dict[str, LearnedState] = {}
         self._pending: dict[str, Pending] = {}
-        self.context = ContextIndex(dim, history=history)
+        self.context = ContextIndex(dim, rule)
         self._feed = ContextFeed(store, self.context, writer)
         self._memories_schema = schemas.memories_schema(dim)
 
@@ -128,16 +95,16 @@ class LearningState:
     def view(
         self,
         query: NDArray[np.floating],
-        rule: ContextRule | None,
         before_load: Callable[[], None] | None = None,
     ) -> LearnedView:
-        """The one view recall ranks by; ``rule`` None is plain MemRL (the global Q). In
-        contextual mode the index is brought up to date first: filled from the whole log
-        once (``before_load`` flushes the handle's own rows before that), then fed what
-        other writers logged since."""
-        if rule is not None:
+        """The one view recall ranks by, under the index's rule (``settings.context``):
+        plain MemRL's global Q in ``global`` mode. In contextual mode the index is brought
+        up to date first: filled from the whole log once (``before_load`` flushes the
+        handle's own rows before that), then fed what other writers logged since."""
+        contextual = self.context.rule.mode == "contextual"
+        if contextual:
             self.sync(before_load)
-        return LearnedView(self, query, rule)
+        return LearnedView(self, query, contextual)
 
     def sync(self, before_load: Callable[[], None] | None = None) -> None:
         """Load the contextual index from the log once, then keep it current."""
@@ -147,6 +114,17 @@ class LearningState:
             self._feed.load()
         else:
             self._feed.sync()
+
+    def ranked(
+        self,
+        track_records: dict[str, float],
+        query: NDArray[np.floating],
+        before_load: Callable[[], None] | None = None,
+    ) -> dict[str, float]:
+        """What the next recall of ``query`` ranks each memory by, from its global Q
+        (``track_records``): ``U(m | q)`` in contextual mode, the global Q otherwise."""
+        view = self.view(query, before_load)
+        return {m: view.assess(m, q)[0] for m, q in track_records.items()}
 
     def effective(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
         """Pending steps applied to a freshly read stored state, which is remembered; and
@@ -164,7 +142,8 @@ class LearningState:
         return fold(pending.steps, stored), pending.uses
 
     def current(self, ids: list[str]) -> dict[str, LearnedState]:
-        """Current learned state of ``ids``: stored values plus pending steps."""
+        """Current learned state of ``ids``: stored values plus pending steps. An id the
+        table no longer holds (forgotten since it was recalled) is left out."""
         missing = [memory_id for memory_id in ids if memory_id not in self._stored]
         if missing:
             rows = self._store.get(
@@ -172,14 +151,11 @@ class LearningState:
             )
             for row in rows:
                 self._stored[row["id"]] = learned_of(row)
-        out = {}
-        for memory_id in ids:
-            if memory_id not in self._stored:
-                raise UnknownMemory(
-                    f"Pack {self._store.location.name!r} has no memory {memory_id!r}."
-                )
-            out[memory_id] = self.pending_applied(memory_id, self._stored[memory_id])[0]
-        return out
+        return {
+            memory_id: self.pending_applied(memory_id, self._stored[memory_id])[0]
+            for memory_id in ids
+            if memory_id in self._stored
+        }
 
     # --- recording -----------------------------------------------------------------------
 
@@ -209,6 +185,15 @@ class LearningState:
 
     def pending_count(self) -> int:
         return sum(len(p.steps) + p.uses for p in self._pending.values())
+
+    def forget(self, memory_ids: Iterable[str]) -> None:
+        """Drop what this handle holds of forgotten memories (stored and pending state),
+        and reload the contextual index from the log, which no longer holds them nor
+        the forgotten episodes' queries."""
+        for memory_id in memory_ids:
+            self._stored.pop(memory_id, None)
+            self._pending.pop(memory_id, None)
+        self._feed.reset()
 
     def forget_stored(self) -> None:
         """Drop remembered stored states (after the table was rewritten elsewhere)."""

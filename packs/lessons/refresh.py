@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from packs.lessons.writers import (
     PROMPT_VERSION,
@@ -117,15 +116,5 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
             )
         )
         log.append({**entry, "status": "written", "lesson": lesson, "error": None})
-    # The log goes first: a crash between the two writes then leaves a logged attempt
-    # whose lesson the next run writes (and logs) again, never a lesson with no log entry.
-    if log:
-        table = pa.Table.from_pylist(log, schema=schemas.LESSON_LOG_SCHEMA)
-        pack.store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
-        pack.store.append(schemas.LESSON_LOG, table)
-    if written:
-        fields = pack.store.schema(schemas.MEMORIES)
-        schema = pa.schema([fields.field(name) for name in written[0]])
-        update = pa.Table.from_pylist(written, schema=schema)
-        pack.store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)
+    pack.store_lessons(written, log)  # under the handle's lock, the log first
     return LessonReport(len(candidates), len(written), failures, lessons)

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from packs.store.schemas import TEXT_COLUMNS
 
-# Hand-set: below this many rows a full rebuild (~0.2 s at 10k) beats keeping a tail.
+# Hand-set: below this many rows a full rebuild is cheap enough to beat keeping a tail.
 REBUILD_ROWS = 10_000
 TAIL_SHARE = 0.1  # hand-set: rebuild once the tail holds a tenth of the main index's rows
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from packs.learning.ema import LearnedState
+from packs.recall.fusion import FUSIONS
 from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import (
     RankWeights,
-    blended_relevance,
-    fused_relevance,
     rerank,
     similarity_from_distance,
     thompson_draw,
@@ -29,9 +29,10 @@ from packs.recall.ranking import (
 from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
-from packs.settings import PackSettings
+from packs.settings import RankingSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
+from packs.store.lifecycle import EXPIRES, unexpired_clause
 
 
 class LearnedLookup(Protocol):
@@ -83,8 +84,7 @@ class Ranked:
         return [item.id for item in self.items]
 
 
-def rank_weights(settings: PackSettings) -> RankWeights:
-    s = settings
+def rank_weights(s: RankingSettings) -> RankWeights:
     return RankWeights(
         s.lam, s.w_confidence, s.explore_bonus, s.z_floor_similarity, s.z_floor_utility,
         s.z_floor_confidence, s.z_clip,
@@ -103,6 +103,7 @@ def phase_a(
     text: str | None = None,
     query: str | None = None,
     hops: int = 0,
+    now: datetime | None = None,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
     and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
@@ -114,11 +115,17 @@ def phase_a(
     have put its memory among the ``k2`` best by similarity: the memory joins the pool
     if it is not in it, and ranks by the better of its similarity and its key. With
     ``hops``, the chunks within ``hops`` positions of the ``k2`` best by cosine and by
-    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all.
+    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all;
+    with ``now``, rows expired by then are left out too.
     """
     k2 = k1 if k2 is None else k2
-    if cache is not None and cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS):
-        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops)
+    cached_columns = CANDIDATE_COLUMNS if now is None else [*CANDIDATE_COLUMNS, EXPIRES]
+    if cache is not None and cache.sync(store, schemas.MEMORIES, cached_columns):
+        live = None if now is None else cache.unexpired(now)  # a mask, not a new clause
+        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops,
+                       live)  # fmt: skip
+    if now is not None:
+        clause = " AND ".join(c for c in (clause, unexpired_clause(now)) if c)
     found = indexed_top_k(store, vector, k1, clause)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
@@ -146,10 +153,12 @@ def phase_a(
 def _cached(
     cache: VectorCache, store: PackStore, vector: np.ndarray, k1: int, clause: str | None,
     delta: float, links: Mapping[str, float] | None, k2: int, text: str | None,
-    query: str | None, hops: int,
+    query: str | None, hops: int, live: np.ndarray | None,
 ) -> Candidates:  # fmt: skip
-    """Phase A on the in-memory scan and its BM25 index."""
+    """Phase A on the in-memory scan and its BM25 index (``live``: the unexpired rows)."""
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
+    if live is not None:
+        mask = live if mask is None else mask & live
     hits = cache.top_k(vector, k1, mask)
     similarity = similarity_from_distance(hits.distance)
     positions = hits.positions[similarity >= delta]
@@ -251,7 +260,7 @@ def _ranked(
 def phase_b(
     cand: Candidates,
     learned: LearnedLookup,
-    settings: PackSettings,
+    r: RankingSettings,
     k2: int,
     explore: np.random.Generator | None = None,
 ) -> Ranked:
@@ -280,41 +289,34 @@ def phase_b(
             [learned.assess(m, q) for m, q in zip(col["id"], utility, strict=True)]
         ).reshape(n, 2)
         ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
-        if explore is not None and settings.thompson_scale > 0:  # recall explores
+        if explore is not None and r.thompson_scale > 0:  # recall explores
             ranked_utility = thompson_draw(
-                ranked_utility, assessed[:, 1], settings.thompson_scale, explore
+                ranked_utility, assessed[:, 1], r.thompson_scale, explore
             )
     knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
     unrewarded_knowledge = knowledge & (rewards == 0)
-    weights = rank_weights(settings)
+    weights = rank_weights(r)
     if explore is None:  # search exploits: no exploration bonus, no draw
         weights = replace(weights, explore_bonus=0.0)
     relevance = cand.ranking_similarity
     if cand.lexical_rank is not None and cand.lexical is not None:
-        if settings.lexical == "zscore":
-            relevance = blended_relevance(relevance, cand.lexical, weights,
-                                          settings.lexical_weight)  # fmt: skip
-        else:
-            relevance = fused_relevance(
-                relevance, cand.lexical_rank, settings.rrf_k, settings.lexical_weight
-            )
+        fusion = FUSIONS[r.lexical]
+        relevance = fusion.relevance(relevance, cand.lexical, cand.lexical_rank, weights, r)
     ranking = rerank(
         relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
         weights, k2,
     )  # fmt: skip
-    if settings.spread > 0 or settings.inhibition > 0:  # adjacency links
-        hops = settings.spread_hops
+    if r.spread > 0 or r.inhibition > 0:  # adjacency links
+        hops = r.spread_hops
         dist = distances(col["source"], col["source_position"])
-        score = spread(ranking.score, dist, settings.spread, settings.spread_decay, hops)
-        order = inhibited_order(score, dist, settings.inhibition, hops, k2)
+        score = spread(ranking.score, dist, r.spread, r.spread_decay, hops)
+        order = inhibited_order(score, dist, r.inhibition, hops, k2)
         ranking = replace(ranking, score=score, order=order)
     context_values = ranked_utility if learned.contextual else None
     items = []
     for i in ranking.order:
         polarity = col["signal_polarity"][i]
-        warning = polarity == "failure" or (
-            rewards[i] > 0 and utility[i] <= settings.failure_utility
-        )
+        warning = polarity == "failure" or (rewards[i] > 0 and utility[i] <= r.failure_utility)
         items.append(
             RecalledItem(
                 id=col["id"][i],
@@ -324,7 +326,8 @@ def phase_b(
                 response=col["response_summary"][i],
                 similarity=float(cand.similarity[i]),
                 lexical=0.0 if cand.lexical is None else float(cand.lexical[i]),
-                utility=float(utility[i]),
+                ranked_utility=float(ranked_utility[i]),
+                track_record=float(utility[i]),
                 confidence=float(confidence[i]),
                 score=float(ranking.score[i]),
                 exploration_bonus=float(ranking.bonus[i]),
@@ -332,7 +335,6 @@ def phase_b(
                 reward_count=int(rewards[i]),
                 polarity=polarity,
                 warning=bool(warning),
-                contextual_utility=None if context_values is None else float(context_values[i]),
                 source=col["source"][i],
                 title=col["title"][i],
                 start_s=col["start_s"][i],

@@ -34,6 +34,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -42,16 +43,18 @@ from numpy.typing import NDArray
 
 from packs.recall.lexical import LexicalIndex, row_text
 from packs.store.gateway import VECTOR_COLUMN, PackStore
+from packs.store.lifecycle import EXPIRES
 from packs.store.schemas import TEXT_COLUMNS
 
-# Hand-set: 500k x 384 float32 is 768 MB per Pack handle and a scan of ~50-80 ms on the
-# shared 2-core box; beyond it an ANN index answers faster (docs/recall.md).
+# Hand-set: 500k x 384 float32 is 768 MB per Pack handle; beyond it an ANN index answers
+# faster than the scan (the measurements: docs/recall.md).
 MAX_CACHED_ROWS = 500_000
 _GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
 _DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
 _FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
 _MAX_CHUNKS = 64  # Arrow chunks of the cached columns before they are combined
 _SETTLE_NS = 1_000_000_000  # hand-set, far above any file-system timestamp tick
+_NEVER = np.iinfo(np.int64).max  # the expiry of a row without one
 
 
 @dataclass(frozen=True)
@@ -83,8 +86,8 @@ class VectorCache:
         self.dim = dim
         self.max_rows = max_rows
         # Searches left to LanceDB before the first load: a one-shot handle (a CLI call,
-        # a Prefect task) would otherwise pay the full load (2.3 s at 100k rows) for one
-        # search that LanceDB answers in 0.1-0.2 s.
+        # a Prefect task) would otherwise pay the full load for one search that LanceDB
+        # answers far sooner (docs/recall.md).
         self.defer = defer
         self._deferred = 0
         self.reloads = 0  # full reads, for tests and the benchmark
@@ -99,6 +102,7 @@ class VectorCache:
         self._matrix = np.zeros((0, self.dim), dtype=np.float32)  # spare rows at the end
         self._n = 0  # entries used
         self._rowids = np.zeros(0, dtype=np.uint64)  # ascending, one per entry
+        self._expiry = np.zeros(0, dtype=np.int64)  # expires_at in us, _NEVER if none
         self._alive = np.zeros(0, dtype=bool)  # False: superseded or deleted
         self._columns: pa.Table | None = None  # the cached columns, one row per entry
         self._ids: list[str] = []
@@ -191,6 +195,7 @@ class VectorCache:
         self._alive[self._n : end] = True
         rowids = data["_rowid"].to_numpy().astype(np.uint64)
         self._rowids = np.concatenate([self._rowids, rowids])
+        self._expiry = np.concatenate([self._expiry, _expiry(data)])
         kept = data.select(list(self._wanted))
         self._columns = kept if self._columns is None else pa.concat_tables([self._columns, kept])
         if self._columns.column(0).num_chunks > _MAX_CHUNKS:
@@ -224,7 +229,7 @@ class VectorCache:
         """Rebuild without superseded entries."""
         keep = np.flatnonzero(self._alive[: self._n])
         self._matrix = np.ascontiguousarray(self._matrix[keep])
-        self._rowids = self._rowids[keep]
+        self._rowids, self._expiry = self._rowids[keep], self._expiry[keep]
         if self._columns is not None:
             self._columns = self._columns.take(pa.array(keep)).combine_chunks()
         self._ids = [self._ids[i] for i in keep]
@@ -260,6 +265,13 @@ class VectorCache:
         while len(self._masks) > _FILTER_MASKS:
             self._masks.popitem(last=False)
         return mask
+
+    def unexpired(self, now: datetime) -> NDArray[np.bool_] | None:
+        """Which entries have not expired at ``now``, as a mask (None: none ever expires)."""
+        expiry = self._expiry[: self._n]
+        if not len(expiry) or int(expiry.min()) == _NEVER:
+            return None
+        return expiry > int(now.timestamp() * 1_000_000)
 
     def top_k(
         self, query: NDArray[np.floating], k: int, mask: NDArray[np.bool_] | None = None
@@ -323,10 +335,16 @@ class VectorCache:
         """The cached columns of these entries, as lists in the order given."""
         if self._columns is None or not len(positions):
             return {name: [] for name in self._wanted}
-        # Zero-copy slices: ``take`` on a chunked table concatenates whole chunks first
-        # (measured 13 ms for 10 rows of a 100k-row table).
+        # Zero-copy slices: ``take`` on a chunked table concatenates whole chunks first.
         rows = pa.concat_tables([self._columns.slice(int(p), 1) for p in positions])
         return {name: rows[name].to_pylist() for name in self._wanted}
+
+
+def _expiry(data: pa.Table) -> NDArray[np.int64]:
+    """Each row's ``expires_at`` in microseconds since the epoch (:data:`_NEVER` if none)."""
+    if EXPIRES not in data.column_names:
+        return np.full(data.num_rows, _NEVER, dtype=np.int64)
+    return data[EXPIRES].cast(pa.int64()).fill_null(_NEVER).to_numpy().astype(np.int64)
 
 
 def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:

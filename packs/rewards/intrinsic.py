@@ -17,7 +17,7 @@ never promote a memory into the success pool** (threshold ``t > w``): one EMA st
 ``v <= w``. If ``Q < t`` then ``Q' <= max(Q, w) < t``. By induction no sequence of
 intrinsic-only rewards lifts ``Q`` from below ``t`` to ``t``, and the fixed point of a
 constant intrinsic reward ``v`` is ``v <= w * max(r_int) <= w < t``. The settings refuse
-``w >= t`` (``RewardWiring``), and ``tests/packs/rewards/test_intrinsic.py`` checks the property
+``w >= t`` (``RewardSettings``), and ``tests/packs/rewards/test_intrinsic.py`` checks the property
 with Hypothesis.
 """
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from packs.journal.episodes import EpisodeLog
 from packs.journal.write_buffer import WriteBuffer
-from packs.learning.ema import REVISION_SOURCE, REVISION_STEP, RewardStep, fold
+from packs.learning.ema import REVISION_SOURCE, REVISION_STEP, LearnedState, RewardStep, fold
 from packs.learning.state import LearningState
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.store import schemas
@@ -61,7 +61,7 @@ class RewardLedger:
         now = datetime.now(UTC)
         rows, utilities = [], {}
         given = step
-        for memory_id in targets:
+        for memory_id in [m for m in targets if m in states]:  # not forgotten meanwhile
             share = 1.0 if shares is None else shares.get(memory_id, 1.0)
             step = given if share == 1.0 else replace(given, weight=given.weight * share)
             before = states[memory_id]
@@ -83,7 +83,7 @@ class RewardLedger:
         (:data:`~packs.learning.ema.REVISION_STEP`, source ``revision``, ``signal`` the
         fields that changed, ``episode_id`` the revision's version id); returns the
         utility it had."""
-        before = self._learning.current([memory_id])[memory_id]
+        before = self._learning.current([memory_id]).get(memory_id, LearnedState(0.0, 0.0, 0))
         after = fold([REVISION_STEP], before)
         self._learning.record(memory_id, REVISION_STEP, None, REVISION_SOURCE, None)
         q, now = (before.utility, after.utility), datetime.now(UTC)

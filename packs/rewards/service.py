@@ -13,10 +13,11 @@ import threading
 import uuid
 from collections.abc import Mapping
 
-from packs.errors import InvalidInput, InvalidReward, UnknownMemory
+from packs.errors import InvalidReward, UnknownMemory
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
 from packs.learning.ema import RewardStep, failure_shares
+from packs.learning.state import LearningState
 from packs.records import FeedbackResult, VoteResult
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.ledger import RewardLedger
@@ -29,7 +30,7 @@ from packs.rewards.sources import (
 )
 from packs.settings import ActiveSettings
 from packs.store.gateway import PackStore
-from packs.validation import check_text, check_unit_interval
+from packs.validation import check_episode_id, check_memory_ids, check_text, check_unit_interval
 
 
 class RewardService:
@@ -42,6 +43,7 @@ class RewardService:
         episodes: EpisodeLog,
         keys: IdempotencyKeys,
         ledger: RewardLedger,
+        learning: LearningState,
         flusher: Flusher,
         lock: threading.RLock,
     ) -> None:
@@ -50,6 +52,7 @@ class RewardService:
         self._episodes = episodes
         self.keys = keys  # the idempotency keys it checks (bounded cache + log)
         self._ledger = ledger
+        self._learning = learning
         self._flusher = flusher
         self._lock = lock
 
@@ -74,8 +77,8 @@ class RewardService:
         self._store.require_writable("record a reward")
         value = check_unit_interval(value, "reward value")
         weight = check_unit_interval(weight, "reward weight", 0.0, 1.0)
-        if not isinstance(episode_id, str):
-            raise InvalidInput(f"episode_id must be a str, got {type(episode_id).__name__}.")
+        episode_id = check_episode_id(episode_id)
+        memory_ids = check_memory_ids(memory_ids)
         if idempotency_key is not None:
             check_text(idempotency_key, "idempotency_key", 512)
         key = idempotency_key or uuid.uuid4().hex
@@ -95,20 +98,22 @@ class RewardService:
                 # Durable mode: a redelivery of a call whose commit failed retries it,
                 # and raises again rather than report as stored what is only buffered.
                 self._flusher.maybe_flush()
-                return FeedbackResult(episode_id, 0, True, {})
+                return FeedbackResult(episode_id, source, value, 0, True, {}, {})
             step = RewardStep(
-                value, settings.alpha, weight * wiring.weight(source), wiring.confidence_rate
+                value, wiring.alpha, weight * wiring.weight(source), wiring.confidence_rate
             )
             shares = None
-            if value < 0 and memory_ids is None and settings.blame_relief > 0:
+            if value < 0 and memory_ids is None and wiring.blame_relief > 0:
                 ranked = self._episodes.ranked_utility(episode_id)
-                shares = failure_shares(ranked, targets, settings.blame_relief)
+                shares = failure_shares(ranked, targets, wiring.blame_relief)
             utilities = self._ledger.record(
                 episode_id, targets, step, key=key, source=source, signal=signal,
                 magnitude=magnitude, keyed=idempotency_key is not None, shares=shares,
             )  # fmt: skip
+            query = self._episodes.query_vector(episode_id)
+            ranked = self._learning.ranked(utilities, query, self._flusher.flush)
             self._flusher.maybe_flush()
-        return FeedbackResult(episode_id, len(utilities), False, utilities)
+        return FeedbackResult(episode_id, source, value, len(utilities), False, utilities, ranked)
 
     def feedback(
         self,

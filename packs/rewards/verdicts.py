@@ -29,8 +29,6 @@ from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 from packs.validation import check_text
 
-_NEIGHBOURS = 50  # candidates read per pool when scoring intrinsic reward
-
 
 class VerdictService:
     """Validates outputs and resolves episodes, rewarding through ``rewards``."""
@@ -158,10 +156,12 @@ class VerdictService:
             f"kind = {sql_literal(schemas.KIND_MEMORY)} AND response_embedding IS NOT NULL "
             f"AND {condition}"
         )
+        wiring = self._settings.value.rewards
+        limit = wiring.intrinsic_candidates
         hits = self._store.search(
-            schemas.MEMORIES, query, ["response_embedding"], clause, limit=_NEIGHBOURS
+            schemas.MEMORIES, query, ["response_embedding"], clause, limit=limit
         )
         similarity = similarity_from_distance(hits["_distance"].to_numpy())
-        keep = similarity >= self._settings.value.rewards.intrinsic_neighbour_similarity
+        keep = similarity >= wiring.intrinsic_neighbour_similarity
         vectors = hits["response_embedding"].to_pylist()
         return np.array([v for v, k in zip(vectors, keep, strict=True) if k], dtype=np.float64)

@@ -35,14 +35,18 @@ def has_text_index(store: PackStore) -> bool:
     return store.text_indexed
 
 
+def text_config() -> FTS:
+    """The full-text index of each text column: English stemming and stop words."""
+    return FTS(language="English", stem=True, remove_stop_words=True)
+
+
 def ensure_text_index(store: PackStore) -> list[str]:
     """Build the missing full-text indexes of ``memories``; returns the columns built."""
     store.require_writable("index the memories' text")
     present = store.index_types(schemas.MEMORIES).get("FTS", set())
     missing = [c for c in TEXT_COLUMNS if c not in present]
     for column in missing:
-        config = FTS(language="English", stem=True, remove_stop_words=True)
-        store.create_index(schemas.MEMORIES, column, config)
+        store.create_index(schemas.MEMORIES, column, text_config())
     store.text_indexed = True
     return missing
 

@@ -4,7 +4,8 @@
 Other modules never hold a LanceDB table: they ask the gateway for rows (``get``,
 ``scan``), counts (``count``), nearest neighbours (``search``, with LanceDB's cosine
 ``_distance``; :func:`packs.recall.ranking.similarity_from_distance` turns it into a
-similarity), versions and commits. Only modules in ``packs/store/`` import ``lancedb``.
+similarity), versions and commits; maintenance, schema changes and erasure are its
+:class:`~packs.store.admin.StoreAdmin` half. Only ``packs/store/`` imports ``lancedb``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import lancedb
 import numpy as np
@@ -23,6 +24,7 @@ import pyarrow as pa
 
 from packs.errors import InvalidInput, PackNotFound, ReadOnlyPack, TransientStorageError
 from packs.store import schemas
+from packs.store.admin import StoreAdmin
 from packs.store.faults import CONTENTION_RETRIES, is_contention, storage_step
 from packs.store.filters import in_clause
 from packs.store.locations import PackLocation, is_remote
@@ -33,6 +35,7 @@ VECTOR_COLUMN = "intent_embedding"
 # vectors (measured, docs/recall.md), which also makes distances exact for the similarity
 # floor and the z-scores. Probes: LanceDB's default, 20. Without an index nothing changes.
 REFINE_FACTOR = 4
+T = TypeVar("T")
 
 
 # How stale a writable handle's view of other processes' commits may be (hand-set: the
@@ -40,7 +43,7 @@ REFINE_FACTOR = 4
 WRITER_CONSISTENCY = timedelta(seconds=1)
 
 
-class PackStore:
+class PackStore(StoreAdmin):
     """The LanceDB tables of one Pack. All I/O of the engine goes through here."""
 
     def __init__(self, location: PackLocation, *, read_only: bool) -> None:
@@ -50,6 +53,7 @@ class PackStore:
         self._tables: dict[str, Any] = {}
         self._pinned: dict[str, int] = {}  # tables checked out at a past version
         self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
+        self._known_columns: set[tuple[str, str]] = set()  # StoreAdmin.has_column
 
     @property
     def _db(self) -> Any:
@@ -250,11 +254,26 @@ class PackStore:
 
     # --- reads ----------------------------------------------------------------------------
 
+    def _read(self, name: str, version: int | None, step: str, read: Callable[[Any], T]) -> T:
+        """``read`` on ``name`` (at ``version``, or the latest within the handle's read
+        consistency). A data file gone under a handle still on an older version (another
+        process purged them, docs/forgetting.md) sends it to the latest version, once."""
+        table = self._table(name) if version is None else self._at_version(name, version)
+        try:
+            with storage_step(self.location, step):
+                return read(table)
+        except TransientStorageError as exc:
+            if version is not None or "not found" not in str(exc).lower():
+                raise
+        with storage_step(self.location, step):
+            table.checkout_latest()
+            return read(table)
+
     def count(self, name: str, where: str | None = None, *, version: int | None = None) -> int:
         """Rows of ``name`` (matching ``where``; at ``version`` when given)."""
-        table = self._table(name) if version is None else self._at_version(name, version)
-        with storage_step(self.location, f"count {name!r}"):
-            return int(table.count_rows(where))
+        return self._read(
+            name, version, f"count {name!r}", lambda table: int(table.count_rows(where))
+        )
 
     def scan(
         self,
@@ -268,10 +287,10 @@ class PackStore:
     ) -> pa.Table:
         """``columns`` of every row (or of the rows matching ``where``, at most ``limit``;
         at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``."""
-        table = self._table(name) if version is None else self._at_version(name, version)
-        with storage_step(self.location, f"read {name!r}"):
+        wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
+
+        def read(table: Any) -> pa.Table:
             total = int(table.count_rows(where))
-            wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
             if not total:
                 return pa.Table.from_batches([], _select(table.schema, wanted))
             query = table.search().select(wanted).limit(min(total, limit or total))
@@ -281,16 +300,20 @@ class PackStore:
                 query = query.where(where)
             return query.to_arrow()
 
+        return self._read(name, version, f"read {name!r}", read)
+
     def get(
         self, name: str, where: str, columns: list[str] | None = None, limit: int = 1
     ) -> list[dict[str, Any]]:
         """Up to ``limit`` rows matching ``where`` as dicts (every column by default)."""
-        table = self._table(name)
-        with storage_step(self.location, f"read {name!r}"):
+
+        def read(table: Any) -> list[dict[str, Any]]:
             query = table.search().where(where)
             if columns is not None:
                 query = query.select(columns)
             return list(query.limit(limit).to_list())
+
+        return self._read(name, None, f"read {name!r}", read)
 
     def search(
         self,
@@ -305,8 +328,8 @@ class PackStore:
         """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
         exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
         before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows)."""
-        table = self._table(name)
-        with storage_step(self.location, f"search {name!r}"):
+
+        def read(table: Any) -> pa.Table:
             query = (
                 table.search(vector, vector_column_name=VECTOR_COLUMN)
                 .distance_type("cosine")
@@ -317,6 +340,8 @@ class PackStore:
             if where:
                 query = query.where(where, prefilter=prefilter)
             return query.to_arrow()
+
+        return self._read(name, None, f"search {name!r}", read)
 
     def schema(self, name: str, version: int | None = None) -> pa.Schema:
         return (self._table(name) if version is None else self._at_version(name, version)).schema
@@ -357,40 +382,6 @@ class PackStore:
 
     def pinned(self, name: str) -> bool:
         return name in self._pinned
-
-    def fragment_count(self, name: str) -> int:
-        with storage_step(self.location, f"stats of {name!r}"):
-            return int(self._table(name).stats()["fragment_stats"]["num_fragments"])
-
-    # --- maintenance -----------------------------------------------------------------------
-
-    def optimize(self, name: str, retention: timedelta | None = None) -> int:
-        """Merge small fragments of ``name``, update its indexes and drop versions older
-        than ``retention`` (LanceDB's default, 7 days, when None; younger ones stay for
-        time travel); returns how many versions were removed."""
-        self.require_writable(f"optimize {name!r}")
-        table = self._table(name)
-        with storage_step(self.location, f"optimize {name!r}"):
-            before = len(table.list_versions())
-            table.optimize(cleanup_older_than=retention)
-            return before - len(table.list_versions())
-
-    def indexed_columns(self, name: str) -> set[str]:
-        return {c for columns in self.index_types(name).values() for c in columns}
-
-    def index_types(self, name: str) -> dict[str, set[str]]:
-        """Indexed columns of ``name`` by index type (``FTS``, ``BTree``, ``IVF_SQ``...)."""
-        with storage_step(self.location, f"list indexes of {name!r}"):
-            found: dict[str, set[str]] = {}
-            for index in self._table(name).list_indices():
-                found.setdefault(str(index.index_type), set()).update(index.columns)
-            return found
-
-    def create_index(self, name: str, column: str, config: Any) -> None:
-        """Build an index on ``column`` (a ``lancedb.index`` config)."""
-        self.require_writable(f"index {name}.{column}")
-        with storage_step(self.location, f"index {name}.{column}"):
-            self._table(name).create_index(column, config=config)
 
 
 def _select(schema: pa.Schema, columns: list[str]) -> pa.Schema:

@@ -23,12 +23,10 @@ from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN, PackStore
 
 DEFAULT_INDEX_THRESHOLD = 100_000  # FIELD_NOTES: an ANN index is rarely needed below this
-# Measured (benchmarks/recall_bench.py --sections ann, docs/recall.md): IVF partitions of
-# about 4,000 rows (250 at 1M) train in about 30 s at 1M on the shared 2-core box, and with
-# LanceDB's default 20 probes and the gateway's REFINE_FACTOR every exact top-k1 was found.
-# Given as a target size, not a count: optimize() keeps it, where a num_partitions index
-# was re-partitioned by LanceDB's own default at the next optimize() (measured: 30
-# partitions of 100 rows became 1).
+# Measured (benchmarks/recall_bench.py --sections ann; the figures: docs/recall.md): with
+# partitions of about 4,000 rows, LanceDB's default probes and the gateway's REFINE_FACTOR
+# found every exact top-k1. Given as a target size, not a count: optimize() keeps it, where
+# a num_partitions index was re-partitioned by LanceDB's own default at the next optimize().
 ROWS_PER_PARTITION = 4_000
 _SCALAR_KEYS = {
     schemas.MEMORIES: "id",
@@ -43,6 +41,8 @@ class MaintenanceReport:
     fragments_after: dict[str, int]
     versions_removed: dict[str, int]
     indexes_built: list[str] = field(default_factory=list)
+    expired: int = 0  # memories forgotten because their expires_at had passed
+    purged: int = 0  # earlier forgets whose older versions this run purged
 
 
 def maintain_store(
@@ -68,10 +68,9 @@ def _build_indexes(store: PackStore, threshold: int) -> list[str]:
         built.append(f"{name}.{column} (btree)")
     rows = store.count(schemas.MEMORIES)
     if rows >= threshold and VECTOR_COLUMN not in store.indexed_columns(schemas.MEMORIES):
-        # IVF_SQ, not IVF_PQ (measured, docs/recall.md): at 100k rows IVF_PQ (48
-        # sub-vectors) took 183 s to build and found 0.91 of the exact top-10 even with
-        # refine 4, where IVF_SQ built in 2 s and found all of them. SQ keeps a byte per
-        # dimension (384 MB at 1M x 384-d), a quarter of IVF_FLAT, which did no better.
+        # IVF_SQ, not IVF_PQ: PQ built far slower and missed exact neighbours even with
+        # refinement (docs/recall.md). SQ keeps a byte per dimension, a quarter of
+        # IVF_FLAT, which did no better.
         config = IvfSq(distance_type="cosine", target_partition_size=ROWS_PER_PARTITION)
         store.create_index(schemas.MEMORIES, VECTOR_COLUMN, config)
         built.append("memories.intent_embedding (ivf_sq, cosine)")

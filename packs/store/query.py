@@ -32,6 +32,7 @@ QUERYABLE: dict[str, tuple[str, str | None]] = {
     "validations": (schemas.VALIDATIONS, None),
     "lessons": (schemas.LESSON_LOG, None),
     "evals": (schemas.EVAL_RUNS, None),
+    "forgotten": (schemas.FORGOTTEN, None),  # one tombstone per forget (ids, never text)
 }
 OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in"})
 AGGREGATIONS = frozenset({"count", "mean", "sum", "min", "max", "n_unique"})

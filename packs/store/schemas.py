@@ -2,17 +2,18 @@
 
 ``SCHEMA_VERSION`` is recorded in the Pack's ``pack_meta`` table. A Pack written by a
 newer schema than this code knows is refused (:class:`SchemaVersionError`) rather than
-misread. Vector columns depend on the embedder's dimension, so the schemas are built
-by functions of ``dim``.
+misread; an older one is brought up to date when opened writable
+(:mod:`packs.store.migrate`: version 2 added the lifecycle columns and ``forgotten``,
+version 3 the ``memory_history`` table).
+Vector columns depend on the embedder's dimension, so the schemas are built by
+functions of ``dim``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-# 2: the ``memory_history`` table (revisions); a version-1 Pack opens and gets it on its
-# first revision.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MEMORIES = "memories"
 EPISODES = "episodes"
@@ -23,7 +24,8 @@ PACK_META = "pack_meta"
 VALIDATIONS = "validations"
 LESSON_LOG = "lesson_log"
 MERGES = "merges"
-MEMORY_HISTORY = "memory_history"
+FORGOTTEN = "forgotten"  # one tombstone per forget call (ids only, never text)
+MEMORY_HISTORY = "memory_history"  # one row per revision (schema 3)
 # Not a table: buffered updates of resolved episodes, written into EPISODES.
 EPISODE_OUTCOMES = "episode_outcomes"
 OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
@@ -48,6 +50,17 @@ PROVENANCE = pa.struct(
         pa.field("intent_text", pa.string()),
         pa.field("metadata_json", pa.string()),
     ]
+)
+
+
+# Schema 2 (docs/forgetting.md): a memory past ``expires_at`` is never recalled; one with
+# ``superseded_at`` set is history, not advice. Added last, so an older Pack gains them
+# as null columns (packs/store/migrate.py).
+LIFECYCLE_FIELDS = (
+    pa.field("expires_at", TS),
+    pa.field("superseded_by", pa.string()),
+    pa.field("superseded_at", TS),
+    pa.field("superseded_reason", pa.string()),
 )
 
 
@@ -81,6 +94,7 @@ def memories_schema(dim: int) -> pa.Schema:
             pa.field("updated_at", TS, nullable=False),
             pa.field("last_used_at", TS),
             pa.field("lesson_at", TS),
+            *LIFECYCLE_FIELDS,
         ]
     )
 
@@ -227,6 +241,21 @@ LESSON_LOG_SCHEMA = pa.schema(
     ]
 )
 
+# One row per ``Pack.forget`` call: which memories and episodes went, so other processes
+# drop them from their caches (packs/journal/forgotten.py), and whether the older versions
+# still holding them were purged (``purged_at`` null: maintain-pack purges them).
+FORGOTTEN_SCHEMA = pa.schema(
+    [
+        pa.field("forget_id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("memory_ids", pa.list_(pa.string())),
+        pa.field("episode_ids", pa.list_(pa.string())),
+        pa.field("scopes", pa.list_(pa.string())),  # a forgotten scope's digest, not its name
+        pa.field("tables", pa.list_(pa.string())),  # tables rows were deleted from
+        pa.field("purged_at", TS),
+    ]
+)
+
 PACK_META_SCHEMA = pa.schema(
     [
         pa.field("key", pa.string(), nullable=False),
@@ -247,6 +276,7 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         VALIDATIONS: VALIDATIONS_SCHEMA,
         LESSON_LOG: LESSON_LOG_SCHEMA,
         MERGES: MERGES_SCHEMA,
+        FORGOTTEN: FORGOTTEN_SCHEMA,
         MEMORY_HISTORY: MEMORY_HISTORY_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }

@@ -16,6 +16,8 @@ remembered by two users stay two memories.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,17 +66,47 @@ def scope_tags(metadata: Mapping[str, Any]) -> list[str]:
     return [SCOPED_TAG] if metadata.get(SCOPE_KEY) is not None else []
 
 
+def own_clause(scope: str) -> str:
+    """Rows of ``scope`` itself (part of every ``visible_clause(scope)``)."""
+    return f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
+
+
 def visible_clause(scope: str | None) -> str:
     """Rows a caller in ``scope`` may see: its own scope and the shared rows."""
     shared = f"NOT array_has(tags, {sql_literal(SCOPED_TAG)})"
     if scope is None:
         return f"(tags IS NULL OR {shared})"
-    own = f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
-    return f"(tags IS NULL OR {shared} OR {own})"
+    return f"(tags IS NULL OR {shared} OR {own_clause(scope)})"
+
+
+def recalled_in_clause(scope: str) -> str:
+    """Episodes recalled in ``scope``: their stored filter holds its visibility test (a
+    scope's literal can't hide in another's: quotes inside a literal are doubled)."""
+    return f"strpos(filter_json, {sql_literal(own_clause(scope))}) > 0"
 
 
 def same_scope_clause(scope: str | None) -> str:
     """Rows of exactly ``scope`` (the shared rows for ``None``): where duplicates live."""
     if scope is None:
         return visible_clause(None)
-    return f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
+    return own_clause(scope)
+
+
+# An ``array_has(tags, '<literal>')`` test in a stored filter (own_clause's form).
+_TAG_TEST = re.compile(r"array_has\(tags, '((?:[^']|'')*)'\)")
+
+
+def scope_digest(scope: str) -> str:
+    """A scope as a forget's tombstone keeps it: a digest, never the name itself."""
+    return "sd_" + hashlib.blake2b(scope.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def recalled_in(filter_json: str | None, digests: set[str]) -> bool:
+    """Whether an episode whose stored filter is ``filter_json`` was recalled in one of
+    the scopes whose :func:`scope_digest` is in ``digests``."""
+    prefix = f"{SCOPE_KEY}="
+    for literal in _TAG_TEST.findall(filter_json or ""):
+        value = literal.replace("''", "'")
+        if value.startswith(prefix) and scope_digest(value[len(prefix) :]) in digests:
+            return True
+    return False

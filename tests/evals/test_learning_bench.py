@@ -52,9 +52,9 @@ def test_bench_runs_every_method_and_seed_on_the_same_contents(slice_dir, tmp_pa
     assert sorted((r.method, r.seed) for r in result.runs) == sorted(
         (m, s) for m in result.methods for s in (0, 1)
     )
-    assert result.settings["similarity"]["lam"] == 0.0
-    assert result.settings["utility"]["utility_mode"] == "global"
-    assert result.settings["contextual"]["context_theta"] == 0.8
+    assert result.settings["similarity"]["ranking"]["lam"] == 0.0
+    assert result.settings["utility"]["context"]["mode"] == "global"
+    assert result.settings["contextual"]["context"]["theta"] == 0.8
     baseline = result.run("no-feedback", 0)
     assert baseline.before is not None and baseline.rewards_given == 0
     for run in result.runs:

@@ -128,7 +128,8 @@ def _result() -> BenchResult:
         _run("no-feedback", 0, 0.60, 0.50, 0.70), _run("no-feedback", 1, 0.60, 0.50, 0.70),
         _run("contextual", 0, 0.70, 0.55, 0.70), _run("contextual", 1, 0.80, 0.65, 0.65),
     ]  # fmt: skip
-    settings = {"no-feedback": {"k1": 10, "k2": 3}, "contextual": {"k1": 10, "k2": 3}}
+    grouped = {"ranking": {"k1": 10, "k2": 3}}
+    settings = {"no-feedback": grouped, "contextual": grouped}
     sizes = {"train": 10, "paraphrases": 8, "heldout": 20}
     return BenchResult(runs, settings, sizes, chunks=37, seconds=1.0)
 
@@ -181,9 +182,8 @@ def test_contextual_stays_pinned_while_default_follows_the_pack_defaults():
     shared = {"context_theta": 0.5, "k2": 1}
     pinned, _ = method_settings(CONTEXTUAL, shared)
     default, _ = method_settings(DEFAULT, shared)
-    assert pinned["context_theta"] == TODAY["context_theta"] == 0.8
-    assert default["context_theta"] == 0.5 and pinned["k2"] == default["k2"] == 1
-    assert {k: v for k, v in default.items() if k not in shared} == {
-        k: v for k, v in PackSettings().to_dict().items() if k not in shared
-    }
+    assert pinned["context"]["theta"] == TODAY["context_theta"] == 0.8
+    assert default["context"]["theta"] == 0.5
+    assert pinned["ranking"]["k2"] == default["ranking"]["k2"] == 1
+    assert default == PackSettings().replace(**shared).to_dict()
     assert Method("x", {"lam": 0.1, "no_such": 1}).known_settings() == ({"lam": 0.1}, ["no_such"])

@@ -173,7 +173,7 @@ def test_pack_health_shows_best_and_worst_memories_with_their_lessons(root):
     rows.sort(key=lambda r: r["utility"])
     best, worst = rows[-1], rows[0]
     assert best["utility"] > 0 > worst["utility"]
-    top, bottom = markdown.split("#### Lowest utility")
+    top, bottom = markdown.split("#### Lowest Q")
     assert best["id"] in top and f"{best['utility']:+.2f}" in top
     assert worst["id"] in bottom and f"{worst['utility']:+.2f}" in bottom
     assert worst["experience_summary"].replace("|", "\\|") in bottom

@@ -88,7 +88,7 @@ def test_recall_logs_episode_and_candidates(trading_pack):
     top = min((r for r in logged if r["injected"]), key=lambda r: r["final_rank"])
     assert top["item_id"] == recall.ids[0]
     assert top["score"] == pytest.approx(recall.items[0].score)
-    assert all(r["similarity"] >= trading_pack.settings.delta for r in logged)
+    assert all(r["similarity"] >= trading_pack.settings.ranking.delta for r in logged)
 
 
 def test_feedback_moves_every_injected_utility_by_ema(trading_pack):
@@ -180,15 +180,17 @@ def test_read_only_or_no_create_never_creates(tmp_path):
 
 def test_settings_are_versioned_with_the_pack(tmp_path):
     with Pack.open("cfg", tmp_path, settings={"alpha": 0.5}) as pack:
-        assert pack.settings.alpha == 0.5 and pack.settings_version == 1
+        assert pack.settings.rewards.alpha == 0.5 and pack.settings_version == 1
         pack.configure(k2=1)
         assert pack.settings_version == 2
         with pytest.raises(InvalidSettings):
             pack.configure(alpah=1)
     with Pack.open("cfg", tmp_path) as pack:
-        assert (pack.settings.alpha, pack.settings.k2, pack.settings_version) == (0.5, 1, 2)
+        settings = pack.settings
+        assert (settings.rewards.alpha, settings.ranking.k2, pack.settings_version) == (0.5, 1, 2)
         meta = pack.store.read_meta()
-        assert meta["settings@1"]["k2"] == 3 and meta["settings@2"]["k2"] == 1
+        assert meta["settings@1"]["ranking"]["k2"] == 3
+        assert meta["settings@2"]["ranking"]["k2"] == 1
 
 
 def test_newer_schema_version_is_refused(tmp_path):

@@ -23,12 +23,17 @@ from packs.errors import (
     TextTooLong,
     UnknownMemory,
 )
+from packs.records import MemoryVersion
 from packs.store import schemas
 from tests.support.packs import table_versions
 
 INTENT = "The deploy failed with a locked database"
 OLD = "Restart the database server."
 NEW = "Stop the scheduler before migrating, then rerun the deploy."
+
+
+def _pairs(version: MemoryVersion) -> dict[str, tuple[object, object]]:
+    return {field: (change.old, change.new) for field, change in version.changes.items()}
 
 
 def _learned(pack: Pack, memory_id: str) -> tuple[float, float, int]:
@@ -89,14 +94,14 @@ def test_history_lists_creation_merges_and_revisions_durably(tmp_root):
     assert [(v.version, v.event, v.source) for v in versions] == [
         (1, "remember", "api"), (2, "merge", "api"), (3, "revise", "cli"), (4, "revise", "api"),
     ]  # fmt: skip
-    assert versions[0].changes == {
+    assert _pairs(versions[0]) == {
         "intent": (None, INTENT), "response": (None, OLD), "polarity": (None, "success"),
         "metadata": (None, {"team": "ops"}),
     }  # fmt: skip
-    assert versions[1].changes == {"merge_count": (0, 1)}
+    assert _pairs(versions[1]) == {"merge_count": (0, 1)}
     assert versions[1].absorbed and versions[1].absorbed["response"] == "Restart the db."
-    assert versions[2].changes == {"response": (OLD, NEW), "outcome": (None, "fixed")}
-    assert versions[3].changes == {
+    assert _pairs(versions[2]) == {"response": (OLD, NEW), "outcome": (None, "fixed")}
+    assert _pairs(versions[3]) == {
         "polarity": ("success", None), "metadata": ({"team": "ops"}, {"team": "infra"}),
     }  # fmt: skip
     assert [v.at for v in versions] == sorted(v.at for v in versions)
@@ -120,7 +125,7 @@ def test_a_new_response_restarts_the_utility_other_fields_keep_it(tmp_root):
 
         reset = pack.revise(made, response=NEW)
         assert reset.version.utility_reset and reset.version.utility_before == pytest.approx(-0.51)
-        assert reset.version.changes["lesson"] == ("Restarting fixes it.", None)
+        assert _pairs(reset.version)["lesson"] == ("Restarting fixes it.", None)
         assert _learned(pack, made) == (0.0, 0.5, 3)  # a full step to r = 0: docs/rewards.md
         assert pack.get(made)["experience_summary"] is None
         log = pack.reward_log().sort("created_at")
@@ -177,7 +182,7 @@ def test_bad_revisions_are_refused_and_change_nothing(tmp_root):
         assert table_versions(pack) == before
         kept = pack.revise(made, metadata={"team": "ops"})  # the scope stays
         scoped = {"team": "ops", "scope": "alice"}
-        assert kept.version.changes["metadata"] == ({"scope": "alice"}, scoped)
+        assert _pairs(kept.version)["metadata"] == ({"scope": "alice"}, scoped)
     with Pack.open("fix", tmp_root, read_only=True) as reader, pytest.raises(ReadOnlyPack):
         reader.revise(made, response=NEW)
 
@@ -186,7 +191,7 @@ def test_a_pack_made_before_memory_history_opens_and_revises(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         made = pack.remember(INTENT, OLD).id
         pack.store._db.drop_table(schemas.MEMORY_HISTORY)
-        pack.store.write_meta({"schema_version": 1})
+        pack.store.write_meta({"schema_version": 2})  # as the last release wrote it
     with Pack.open("old", tmp_root, read_only=True) as reader:
         assert [v.event for v in reader.history(made)] == ["remember"]
     with Pack.open("old", tmp_root) as pack:

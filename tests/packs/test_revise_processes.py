@@ -21,7 +21,8 @@ def _chain(versions: Sequence[MemoryVersion], field: str, first: Any, last: Any)
     """Follow ``field`` from ``first`` through every version that changed it (in any
     order of their timestamps) to ``last``; return how many steps it took."""
     key = lambda value: json.dumps(value, sort_keys=True)  # noqa: E731
-    steps = {key(v.changes[field][0]): v.changes[field][1] for v in versions if field in v.changes}
+    changed = [v.changes[field] for v in versions if field in v.changes]
+    steps = {key(change.old): change.new for change in changed}
     value, taken = first, 0
     while key(value) in steps:
         value, taken = steps.pop(key(value)), taken + 1

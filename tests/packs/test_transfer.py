@@ -91,7 +91,7 @@ def test_a_round_trip_through_a_folder_recalls_and_ranks_the_same(exported, tmp_
     assert report.tables["reward_events"] == expected["rows"]["reward_events"] > 0
     with Pack.open("copy", tmp_path) as copy:
         _check_same(copy, ids, expected)
-        assert copy.settings.lam == 0.6 and copy.settings.k2 == 4
+        assert copy.settings.ranking.lam == 0.6 and copy.settings.ranking.k2 == 4
 
 
 @pytest.mark.s3
@@ -119,7 +119,7 @@ def test_an_import_into_a_pack_with_rows_needs_merge_and_keeps_its_own(exported,
         assert mine.count() == expected["rows"]["memories"] + 1
         assert mine.count("reward_events") == expected["rows"]["reward_events"]
         assert mine.get(own)["response_summary"] == "Kept through the merge."
-        assert mine.settings.k2 == 2 and again.rebuilt == 0
+        assert mine.settings.ranking.k2 == 2 and again.rebuilt == 0
         assert mine.get(ids["lock"])["utility"] != 0.0
 
 

@@ -209,7 +209,9 @@ def check_utility_movement(target: PackTarget) -> str:
         related, off_topic = _loss_pack(pack)
         recall = pack.recall(LOSS_QUERY)
         injected = recall.ids
-        expect(len(injected) == pack.settings.k2, f"expected k2 injected items, got {injected}")
+        expect(
+            len(injected) == pack.settings.ranking.k2, f"expected k2 injected items, got {injected}"
+        )
         expect(all(item.utility == 0.0 for item in recall.items), "utilities must start at 0")
         episode = logged(recall)
         idle = [m for m in [*related, off_topic] if m not in injected]

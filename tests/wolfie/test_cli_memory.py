@@ -31,7 +31,7 @@ def test_remember_recall_feedback_signal_packs_from_the_shell(tmp_path):
     assert "[/red]" in recalled["items"][0]["text"]
     episode = recalled["episode_id"]
     rated = _json(wolfie("feedback", episode, "--rating", "1", *pack, "--json"))
-    assert rated["applied"] == 1 and rated["utilities"][made["id"]] > 0
+    assert rated["applied"] == 1 and rated["track_records"][made["id"]] > 0
     ignored = wolfie("signal", episode, "ignored", "-m", made["id"], *pack)
     assert ignored.returncode == 0, ignored.stderr
     assert "applied to 1 memory" in ignored.stdout
@@ -44,8 +44,8 @@ def test_remember_recall_feedback_signal_packs_from_the_shell(tmp_path):
     ("args", "says"),
     [
         (["feedback", "ep_nope", "--rating", "1"], "no episode 'ep_nope'"),
-        (["feedback", "ep_nope", "--rating", "2"], "rating must be in [-1, 1]"),
-        (["signal", "ep_nope", "loved_it"], "Unknown signal 'loved_it'"),
+        (["feedback", "ep_nope", "--rating", "2"], "rating must be a finite number in [-1, 1]"),
+        (["signal", "ep_nope", "loved_it"], "Unknown implicit signal 'loved_it'"),
         (["remember", "a", "b", "--polarity", "meh"], "polarity must be"),
         (["remember", "a", "b", "--metadata", "[1"], "metadata is not valid JSON"),
     ],

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-test-token"
 WRITE_TOOLS = {
-    "recall", "remember", "feedback", "signal", "outcome", "resolve", "revise", "ingest",
+    "recall", "remember", "feedback", "signal", "outcome", "resolve", "ingest", "forget",
+    "revise",
 }  # fmt: skip
 READ_TOOLS = {"search", "maturity", "history"}
 
@@ -126,13 +127,16 @@ async def learning_loop(session: ClientSession) -> None:
     assert first["episode_id"]
     assert "locked database" in first["prompt"]
     rewarded = await call(session, "feedback", episode_id=first["episode_id"], rating=1.0)
-    assert rewarded["applied"] >= 1 and stored["id"] in rewarded["utilities"]
+    assert rewarded["applied"] >= 1 and stored["id"] in rewarded["track_records"]
     second = await call(session, "recall", query=query)
     after = next(i for i in second["items"] if i["id"] == stored["id"])
     assert after["ranked_utility"] > item["ranked_utility"]
-    # one meaning per name: the track record is what feedback reported
-    assert after["track_record"] == pytest.approx(rewarded["utilities"][stored["id"]])
-    assert rewarded["utilities"][stored["id"]] == pytest.approx(0.3)  # Q <- 0 + 0.3 (1 - 0)
+    # one meaning per name: feedback reports what the next recall of this question sees,
+    # U(m|q) as ranked_utility and the global Q as track_record
+    assert after["ranked_utility"] == pytest.approx(rewarded["ranked_utilities"][stored["id"]])
+    assert after["track_record"] == pytest.approx(rewarded["track_records"][stored["id"]])
+    assert rewarded["track_records"][stored["id"]] == pytest.approx(0.3)  # 0 + 0.3 (1 - 0)
+    assert rewarded["ranked_utilities"][stored["id"]] != rewarded["track_records"][stored["id"]]
 
 
 def test_stdio_server_runs_the_learning_loop(tmp_root: Path):

@@ -81,7 +81,7 @@ def revise(
     version = result.version
     fields = ", ".join(version.changes)
     console.print(Text(f"Revised memory {memory_id} (version {version.version}): {fields}."))
-    if version.utility_reset:
+    if version.utility_reset and version.utility_before is not None:
         console.print(
             Text(f"New action: utility {version.utility_before:+.3f} restarted from the prior.")
         )
@@ -108,14 +108,14 @@ def history(
     for column in ("#", "at", "event", "source", "changes"):
         table.add_column(column, justify="right" if column == "#" else "left")
     for version in found.versions:
-        lines = [f"{field}: {_cell(c['old'])} -> {_cell(c['new'])}"
+        lines = [f"{field}: {_cell(c.old)} -> {_cell(c.new)}"
                  for field, c in version.changes.items()]  # fmt: skip
         if version.absorbed:
             lines.append(f"absorbed: {_cell(version.absorbed.get('intent'))}")
-        if version.utility_reset:
+        if version.utility_reset and version.utility_before is not None:
             lines.append(f"utility {version.utility_before:+.3f} -> prior")
         table.add_row(
-            str(version.version), version.at[:19].replace("T", " "), version.event,
+            str(version.version), f"{version.at:%Y-%m-%d %H:%M:%S}", version.event,
             Text(version.source or ""), Text("\n".join(lines)),
         )  # fmt: skip
     console.print(table)

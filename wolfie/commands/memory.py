@@ -1,4 +1,4 @@
-"""``wolfie remember | feedback | signal | packs``: an agent's loop from the shell.
+"""``wolfie remember | feedback | signal | forget | packs``: an agent's loop from the shell.
 
 Thin wrappers over :mod:`wolfie.agent_tools`, the code path the MCP server shares. Every
 command prints a short human summary, or the result's JSON with ``--json``. Text from
@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:  # the engine loads only inside a command (wolfie --help stays fast)
+    from packs.records import FeedbackResult
 
 console = Console()
 
@@ -36,6 +39,9 @@ def register(app: typer.Typer) -> None:
     app.command(
         name="signal", short_help="Record an implicit signal: acted_on, accepted, edited, ignored."
     )(signal)
+    app.command(
+        name="forget", short_help="Forget memories, a user's scope, or what a filter matches."
+    )(forget)
     app.command(name="packs", short_help="List the Packs under a root.")(packs)
 
 
@@ -118,6 +124,50 @@ def signal(
     _print_reward(result, as_json)
 
 
+def forget(
+    pack: PackArg,
+    memory_id: Annotated[
+        list[str] | None, typer.Argument(help="Ids of memories or chunks to forget.")
+    ] = None,
+    root: RootArg = None,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            help="Forget every row of this user or session: its memories and the episodes "
+            "recalled in it."
+        ),
+    ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(help='A JSON filter over memories, e.g. \'{"source": "notes.md"}\'.'),
+    ] = None,
+    purge: Annotated[
+        bool, typer.Option(help="Also remove the older versions and files that hold them.")
+    ] = False,
+    as_json: JsonArg = False,
+) -> None:
+    """Forget MEMORY_IDs, or --scope, or what --where matches (exactly one), from every table
+    and every process; --purge takes the bytes out of storage now (else maintain-pack does)."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+    from wolfie.forget_tool import forget as forget_rows
+
+    filters = agent_tools.parse_metadata(where)
+    with Pack.open(pack, root, create=False) as handle:
+        result = forget_rows(handle, memory_id or None, scope=scope, where=filters, purge=purge)
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    removed = ", ".join(f"{name} {count}" for name, count in result.removed.items() if count)
+    count = len(result.memory_ids)
+    console.print(
+        Text(f"Forgot {count} memor{'y' if count == 1 else 'ies'} of Pack {pack} "
+             f"(rows removed: {removed or 'none'}).")
+    )  # fmt: skip
+    later = "Older versions still hold them until --purge or maintain-pack runs."
+    console.print(Text("Older versions were purged too." if result.purged else later))
+
+
 def packs(root: RootArg = None, as_json: JsonArg = False) -> None:
     """List the Packs under ROOT with their row counts."""
     from wolfie import agent_tools
@@ -138,7 +188,7 @@ def packs(root: RootArg = None, as_json: JsonArg = False) -> None:
     console.print(f"{len(listing.packs)} Pack(s)")
 
 
-def _print_reward(result: Any, as_json: bool) -> None:
+def _print_reward(result: FeedbackResult, as_json: bool) -> None:
     if as_json:
         _print_json(result.to_dict())
         return
@@ -146,11 +196,15 @@ def _print_reward(result: Any, as_json: bool) -> None:
         console.print(Text(f"Already applied (same --key): episode {result.episode_id} unchanged."))
         return
     console.print(
-        Text(f"Reward {result.value:+.2f} ({result.kind}) applied to {result.applied} "
+        Text(f"Reward {result.value:+.2f} ({result.source}) applied to {result.applied} "
              f"memor{'y' if result.applied == 1 else 'ies'} of episode {result.episode_id}.")
     )  # fmt: skip
-    for memory_id, utility in result.utilities.items():
-        console.print(Text(f"  {memory_id}  track record (global Q) {utility:+.3f}"))
+    for memory_id, track_record in result.track_records.items():
+        ranked = result.ranked_utilities.get(memory_id, track_record)
+        console.print(
+            Text(f"  {memory_id}  for this question next time U(m|q) {ranked:+.3f}, "
+                 f"track record (global Q) {track_record:+.3f}")
+        )  # fmt: skip
 
 
 def _print_json(value: dict[str, Any]) -> None:

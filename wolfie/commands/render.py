@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from wolfie.agent_tools import RecalledView
+    from packs.records import RecalledItem
 
 
 TEXT_WIDTH = 70  # characters of item text in a ranking table row
@@ -26,7 +26,7 @@ def clip(text: str, width: int = TEXT_WIDTH) -> str:
 
 def ranking_table(
     title: str,
-    items: Sequence[RecalledView],
+    items: Sequence[RecalledItem],
     marks: Sequence[str] | None = None,
     mark_header: str = "",
 ) -> Table:

@@ -21,17 +21,16 @@ from packs.errors import InvalidInput
 from packs.extras import require
 from packs.maturity import Maturity
 from packs.pack import Pack
-from packs.rewards.sources import from_outcome
+from packs.records import FeedbackResult, Recall, Record
 from packs.store.filters import MEMORY_FILTER_COLUMNS
 from packs.store.scopes import SCOPE_KEY
 from wolfie import agent_tools
-from wolfie.agent_tools import Recalled, Rewarded
 
 MAX_SOURCES = 100
 
 
 @dataclass(frozen=True)
-class Resolved:
+class Resolved(Record):
     """``intrinsic_reward`` is None when the store is too cold to score the response."""
 
     episode_id: str
@@ -41,7 +40,7 @@ class Resolved:
 
 
 @dataclass(frozen=True)
-class IngestStarted:
+class IngestStarted(Record):
     """``run_id`` names the ingestion flow run (its Prefect flow-run name); ``log`` is
     where the background run writes its progress."""
 
@@ -70,20 +69,19 @@ def split_filters(
 def recall(
     pack: Pack, query: str, k: int | None, filters: Mapping[str, Any] | None,
     scope: str | None, *, log: bool,
-) -> Recalled:  # fmt: skip
+) -> Recall:  # fmt: skip
     """A scoped ranking with one flat ``filters`` object; ``log=True`` records an
     episode to reward (``recall``)."""
     where, metadata = split_filters(filters)
     return agent_tools.recall(pack, query, k, log=log, metadata=metadata, where=where, scope=scope)
 
 
-def outcome(pack: Pack, episode_id: str, amount: float, *, idempotency_key: str | None) -> Rewarded:
-    value = from_outcome(amount, pack.settings.rewards.outcome_scale)
-    result = pack.outcome(episode_id, amount, idempotency_key=idempotency_key)
-    return Rewarded(
-        pack.name, result.episode_id, "outcome", value, result.applied, result.duplicate,
-        dict(result.utilities),
-    )  # fmt: skip
+def outcome(
+    pack: Pack, episode_id: str, amount: float, *, idempotency_key: str | None
+) -> FeedbackResult:
+    """A measured outcome: the reward is ``tanh(amount / outcome_scale)`` (the result's
+    ``value``)."""
+    return pack.outcome(episode_id, amount, idempotency_key=idempotency_key)
 
 
 def resolve(

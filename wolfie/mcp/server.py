@@ -30,9 +30,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from packs.errors import InvalidInput, WolfieError
 from packs.maturity import Maturity
 from packs.pack import Pack
-from wolfie import agent_tools, corrections
-from wolfie.agent_tools import Recalled, Remembered, Rewarded
-from wolfie.corrections import History, Revised
+from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult, RevisionResult
+from wolfie import agent_tools, corrections, forget_tool
+from wolfie.corrections import History
 from wolfie.mcp import ops as mcp_ops
 from wolfie.mcp.ops import IngestStarted, Resolved
 
@@ -105,7 +105,7 @@ def build_server(
     def search(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
         scope: str | None = None,
-    ) -> Recalled:  # fmt: skip
+    ) -> Recall:  # fmt: skip
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=False)
 
     def maturity() -> Maturity:
@@ -130,31 +130,35 @@ def build_server(
     def recall(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
         scope: str | None = None,
-    ) -> Recalled:  # fmt: skip
+    ) -> Recall:  # fmt: skip
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=True)
 
     def remember(
         intent: str, response: str, outcome: str | None = None,
         polarity: Literal["success", "failure"] | None = None,
         metadata: dict[str, Json] | None = None, scope: str | None = None,
-    ) -> Remembered:  # fmt: skip
+    ) -> RememberResult:  # fmt: skip
         return agent_tools.remember(
             pack, intent, response, outcome=outcome, polarity=polarity, metadata=metadata,
             scope=guard(scope),
         )  # fmt: skip
 
-    def feedback(episode_id: str, rating: float, idempotency_key: str | None = None) -> Rewarded:
+    def feedback(
+        episode_id: str, rating: float, idempotency_key: str | None = None
+    ) -> FeedbackResult:
         return agent_tools.feedback(pack, episode_id, rating, idempotency_key=idempotency_key)
 
     def signal(
         episode_id: str, name: str, memory_ids: list[str] | None = None,
         idempotency_key: str | None = None,
-    ) -> Rewarded:  # fmt: skip
+    ) -> FeedbackResult:  # fmt: skip
         return agent_tools.signal(
             pack, episode_id, name, memory_ids, idempotency_key=idempotency_key
         )
 
-    def outcome(episode_id: str, amount: float, idempotency_key: str | None = None) -> Rewarded:
+    def outcome(
+        episode_id: str, amount: float, idempotency_key: str | None = None
+    ) -> FeedbackResult:
         return mcp_ops.outcome(pack, episode_id, amount, idempotency_key=idempotency_key)
 
     def resolve(
@@ -163,11 +167,19 @@ def build_server(
     ) -> Resolved:  # fmt: skip
         return mcp_ops.resolve(pack, episode_id, response, success, idempotency_key=idempotency_key)
 
+    def forget(
+        memory_ids: list[str] | None = None, scope: str | None = None,
+        where: dict[str, Json] | None = None, purge: bool = False,
+    ) -> ForgetReport:  # fmt: skip
+        return forget_tool.forget(
+            pack, memory_ids, scope=scope, where=where, purge=purge, pinned=guard.pinned
+        )
+
     def revise(
         memory_id: str, intent: str | None = None, response: str | None = None,
         outcome: str | None = None, polarity: Literal["success", "failure", "none"] | None = None,
         metadata: dict[str, Json] | None = None, scope: str | None = None,
-    ) -> Revised:  # fmt: skip
+    ) -> RevisionResult:  # fmt: skip
         return corrections.revise(
             pack, memory_id, intent=intent, response=response, outcome=outcome,
             polarity=polarity, metadata=metadata, source="mcp", scope=guard(scope),
@@ -196,6 +208,10 @@ def build_server(
     add(resolve, "Close an episode with the final `response` (and `success` if known); "
         "the response is also scored against past successes and failures.",
         flush=True)  # fmt: skip
+    add(forget, "Forget for good: `memory_ids`, or every row of `scope` (its memories and "
+        "the episodes recalled in it), or what `where` (columns or metadata: value) matches; "
+        "give exactly one. `purge` also removes older stored versions now. A scoped server "
+        "forgets only its own scope's rows.", flush=True)  # fmt: skip
     add(revise, "Correct a memory in place (same id): give only the fields to change. A "
         "new `response` or `polarity` ('none' clears it) is a new action whose utility "
         "restarts; `metadata` replaces the old. Only memories of your `scope`.",

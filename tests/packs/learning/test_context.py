@@ -11,13 +11,12 @@ from hypothesis import strategies as st
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidSettings
-from packs.learning.context import (
-    HUB_DISTINCT_QUERIES,
-    ContextIndex,
-    context_prior,
-    distinct_queries,
-)
+from packs.learning.context import ContextIndex, distinct_queries
 from packs.learning.kernel import contextual_utility
+from packs.learning.strategies import PRIORS
+from packs.settings import ContextSettings
+
+RULE = ContextSettings()  # the shipped defaults (docs/settings.md)
 
 
 def unit(*values: float) -> np.ndarray:
@@ -68,24 +67,24 @@ def test_contextual_utility_stays_between_its_evidence_and_prior(
 
 
 def test_priors():
-    assert context_prior(0.7, helped=True, mode="global") == 0.7
-    assert context_prior(0.7, helped=False, mode="negative") == 0.0
-    assert context_prior(-0.5, helped=True, mode="negative") == -0.5
+    assert PRIORS["global"](0.7, helped=True, broad=True) == 0.7
+    assert PRIORS["negative"](0.7, helped=False, broad=True) == 0.0
+    assert PRIORS["negative"](-0.5, helped=True, broad=True) == -0.5
     # never-helped: only a memory that never helped and failed broadly carries its Q
-    assert context_prior(-0.5, helped=False, mode="never-helped", broad=True) == -0.5
-    assert context_prior(-0.5, helped=False, mode="never-helped", broad=False) == 0.0
-    assert context_prior(-0.5, helped=True, mode="never-helped", broad=True) == 0.0
+    assert PRIORS["never-helped"](-0.5, helped=False, broad=True) == -0.5
+    assert PRIORS["never-helped"](-0.5, helped=False, broad=False) == 0.0
+    assert PRIORS["never-helped"](-0.5, helped=True, broad=True) == 0.0
 
 
 def test_distinct_queries_counts_near_duplicates_once():
     a, b = unit(1, 0, 0), unit(0, 1, 0)
     near_a = unit(1, 0.05, 0)  # cos ~0.999 with a
-    assert distinct_queries(np.stack([a, near_a, a, b])) == 2
-    assert distinct_queries(np.zeros((0, 3))) == 0
+    assert distinct_queries(np.stack([a, near_a, a, b]), RULE.distinct_cos) == 2
+    assert distinct_queries(np.zeros((0, 3)), RULE.distinct_cos) == 0
 
 
 def test_index_is_bounded_per_memory_and_in_memories():
-    index = ContextIndex(dim=3, history=4, max_memories=2)
+    index = ContextIndex(3, RULE.replace(history=4), max_memories=2)
     for i in range(10):
         index.add("m1", unit(1, i, 0), -1.0)
     assert index._items["m1"].rewards.shape == (4,)
@@ -95,21 +94,22 @@ def test_index_is_bounded_per_memory_and_in_memories():
 
 
 def test_a_broad_never_helped_memory_carries_its_negative_q_to_new_queries():
-    index = ContextIndex(dim=3, history=16)
+    index = ContextIndex(3, RULE.replace(kappa=1.0))
     new_query = unit(1, 1, 1)
-    for i, query in enumerate([unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1)][:HUB_DISTINCT_QUERIES]):
+    hub_queries = [unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1)][: RULE.hub_distinct_queries]
+    for i, query in enumerate(hub_queries):
         index.add("hub", query, -1.0)
         index.add("narrow", unit(1, 0.01 * i, 0), -1.0)  # fails for one question only
-    assert index.utility("hub", new_query, -0.6, theta=0.8, kappa=1.0) == pytest.approx(-0.6)
-    assert index.utility("narrow", new_query, -0.6, theta=0.8, kappa=1.0) == 0.0
+    assert index.utility("hub", new_query, -0.6) == pytest.approx(-0.6)
+    assert index.utility("narrow", new_query, -0.6) == 0.0
     index.add("hub", unit(1, 0, 0), 1.0)  # it helped once: judged near its history only
-    assert index.utility("hub", new_query, -0.3, theta=0.8, kappa=1.0) == 0.0
+    assert index.utility("hub", new_query, -0.3) == 0.0
 
 
 def test_settings_are_validated():
-    with pytest.raises(InvalidSettings, match="context_prior"):
+    with pytest.raises(InvalidSettings, match=r"context\.prior: must be one of never-helped"):
         Pack.open("p", "/nonexistent-never-created", settings={"context_prior": "always"})
-    with pytest.raises(InvalidSettings, match="utility_mode"):
+    with pytest.raises(InvalidSettings, match=r"context\.mode"):
         Pack.open("p", "/nonexistent-never-created", settings={"utility_mode": "magic"})
 
 
@@ -156,9 +156,9 @@ def test_reward_for_one_question_does_not_leak_into_an_unrelated_one(tmp_path):
         assert plain.search(RETRY_Q).items[0].text == CHUNKS[0]
         # contextual: seen from the retry question the timeout chunk has no credit
         assert contextual.search(RETRY_Q).items[0].text == CHUNKS[1]
-        assert candidate(contextual, RETRY_Q, CHUNKS[0]).contextual_utility == 0.0
+        assert candidate(contextual, RETRY_Q, CHUNKS[0]).ranked_utility == 0.0
         # and from a paraphrase of the question it was rewarded for, it keeps its credit
-        assert candidate(contextual, PARAPHRASE, CHUNKS[0]).contextual_utility > 0.3
+        assert candidate(contextual, PARAPHRASE, CHUNKS[0]).ranked_utility > 0.3
 
 
 def test_a_hub_that_helps_nobody_sinks_for_new_questions(tmp_path):
@@ -172,7 +172,7 @@ def test_a_hub_that_helps_nobody_sinks_for_new_questions(tmp_path):
             episode = pack.recall(query, k=len(CHUNKS)).episode_id or ""
             pack.apply_reward(episode, -1.0, source="explicit", signal="item", memory_ids=ids)
         item = candidate(pack, new_question, hub)
-        assert item.utility < 0 and item.contextual_utility <= item.utility + 1e-9
+        assert item.utility < 0 and item.ranked_utility <= item.utility + 1e-9
         trained = [i.text for i in pack.search(new_question, k=len(CHUNKS)).items]
         assert untrained.index(hub) == 0 < trained.index(hub)  # it no longer wins there
 
@@ -180,9 +180,9 @@ def test_a_hub_that_helps_nobody_sinks_for_new_questions(tmp_path):
 def test_contextual_state_is_rebuilt_from_the_log_in_a_new_handle(tmp_path):
     pack, _ = train_pack(tmp_path, "contextual")
     with pack:
-        expected = candidate(pack, PARAPHRASE, CHUNKS[0]).contextual_utility
+        expected = candidate(pack, PARAPHRASE, CHUNKS[0]).ranked_utility
     with Pack.open("ctx", tmp_path / "contextual", read_only=True) as reader:
-        assert candidate(reader, PARAPHRASE, CHUNKS[0]).contextual_utility == pytest.approx(
+        assert candidate(reader, PARAPHRASE, CHUNKS[0]).ranked_utility == pytest.approx(
             expected, abs=1e-3
         )
 
@@ -206,12 +206,12 @@ def test_confidence_counts_only_as_far_as_the_evidence_is_near_the_query():
     from packs.recall.phases import Candidates, phase_b
     from packs.settings import PackSettings
 
-    index = ContextIndex(3, history=16)
+    index = ContextIndex(3, RULE)
     asked, elsewhere = unit(1, 0, 0), unit(0, 1, 0)
     for _ in range(4):
         index.add("confident", asked, -1.0)
-    assert index.assess("confident", elsewhere, -0.7, 0.8, 0.2) == (0.0, 0.0)
-    utility, share = index.assess("confident", asked, -0.7, 0.8, 0.2)
+    assert index.assess("confident", elsewhere, -0.7) == (0.0, 0.0)
+    utility, share = index.assess("confident", asked, -0.7)
     assert share == pytest.approx(0.8 / 1.0) and utility < -0.7
 
     names = ["fresh", "confident"]  # equal similarity: Phase A order breaks the tie
@@ -232,13 +232,12 @@ def test_confidence_counts_only_as_far_as_the_evidence_is_near_the_query():
             return stored, 0
 
         def assess(self, memory_id: str, q: float) -> tuple[float, float]:
-            s = PackSettings()
-            return index.assess(memory_id, self.query, q, s.context_theta, s.context_kappa)
+            return index.assess(memory_id, self.query, q)
 
     settings = PackSettings(explore_bonus=0.0)
-    far = phase_b(pool, View(elsewhere), settings, 2)
+    far = phase_b(pool, View(elsewhere), settings.ranking, 2)
     assert [i.id for i in far.items] == names and far.items[1].confidence == 0.9
     assert [row["z_confidence"] for row in far.log_rows] == [0.0, 0.0]
-    near = phase_b(pool, View(asked), settings, 2)
+    near = phase_b(pool, View(asked), settings.ranking, 2)
     assert [i.id for i in near.items] == ["fresh", "confident"]  # its failures sink it here
     assert near.log_rows[1]["z_confidence"] > 0

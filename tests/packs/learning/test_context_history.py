@@ -8,6 +8,7 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.learning.context import ContextIndex, history_entry
 from packs.learning.kernel import contextual_utility
+from packs.settings import ContextSettings
 
 DIM = 4
 
@@ -37,22 +38,22 @@ def test_an_intrinsic_reward_is_weighted_by_its_blend_and_never_marks_helped():
     marked its memory as "helped", lifting a hub's prior."""
     assert history_entry(0.1, 1.0, "intrinsic", 0.5) == pytest.approx((0.5, 0.2))
     assert history_entry(-0.6, 0.5, "implicit", -0.6) == pytest.approx((-0.6, 0.5))
-    index = ContextIndex(DIM, history=16)
+    index = ContextIndex(DIM, ContextSettings())
     for far in FAR:  # failed for three distinct queries: a hub
         index.add("hub", far, -1.0)
     index.add("hub", FAR[0], 0.5, 0.2, intrinsic=True)
-    assert index.utility("hub", Q, -0.4, 0.8, 0.2) == pytest.approx(-0.4)
+    assert index.utility("hub", Q, -0.4) == pytest.approx(-0.4)
 
 
 def test_eviction_keeps_a_hubs_status():
     """Bug: a hub dropped from the bounded index came back with a neutral prior."""
-    index = ContextIndex(DIM, history=16, max_memories=2)
+    index = ContextIndex(DIM, ContextSettings(), max_memories=2)
     for far in FAR:
         index.add("hub", far, -1.0)
     index.add("a", Q, 1.0)
     index.add("b", Q, 1.0)  # evicts the hub's history
     assert len(index) == 2
-    assert index.utility("hub", Q, -0.4, 0.8, 0.2) == pytest.approx(-0.4)
+    assert index.utility("hub", Q, -0.4) == pytest.approx(-0.4)
 
 
 def test_reload_keeps_the_most_recently_rewarded_memories(tmp_root):

@@ -29,7 +29,8 @@ FAILED = LessonEvidence(
 def recalled(lesson: str, *, warning: bool) -> RecalledItem:
     return RecalledItem(
         id="m_1", kind="memory", text="Missed the breakout and chased", lesson=lesson,
-        response="Bought the high without a stop", similarity=0.8, utility=-0.5,
+        response="Bought the high without a stop", similarity=0.8, ranked_utility=-0.5,
+        track_record=-0.5,
         confidence=0.6, score=0.1, exploration_bonus=0.0, usage_count=7, reward_count=4,
         polarity="failure", warning=warning,
     )  # fmt: skip

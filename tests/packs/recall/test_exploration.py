@@ -77,7 +77,7 @@ def test_a_failure_weighs_less_on_a_memory_with_a_good_record_here(tmp_path):
         pack.flush()
         events = pack.query("rewards", where={"episode_id": failed.episode_id})
         weights = dict(zip(events["memory_id"], events["weight"], strict=True))
-        ranked = {item.id: item.contextual_utility for item in failed.items}
+        ranked = {item.id: item.ranked_utility for item in failed.items}
         assert ranked[good] > 0
         assert weights[good] == pytest.approx(1.0 - ranked[good])
         other = next(m for m in failed.ids if m != good)

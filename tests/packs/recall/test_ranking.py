@@ -17,7 +17,7 @@ from packs.recall.ranking import (
 )
 from packs.settings import PackSettings
 
-DEFAULT_WEIGHTS = rank_weights(PackSettings())
+DEFAULT_WEIGHTS = rank_weights(PackSettings().ranking)
 
 
 def test_similarity_is_one_minus_cosine_distance():

@@ -62,7 +62,8 @@ def exact(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], 
     """LanceDB's flat search (exact without an index): the reference."""
     vector = SeededEmbedder().embed([text])[0]
     pack.store.latest_version(schemas.MEMORIES)
-    found = phase_a(pack.store, vector, pack.settings.k1, clause, pack.settings.delta)
+    r = pack.settings.ranking
+    found = phase_a(pack.store, vector, r.k1, clause, r.delta)
     return found.ids, found.similarity
 
 
@@ -73,7 +74,7 @@ def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str],
     cache.defer = 0
     assert cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS)
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
-    hits = cache.top_k(vector, pack.settings.k1, mask)
+    hits = cache.top_k(vector, pack.settings.ranking.k1, mask)
     return cache.ids(hits.positions), 1.0 - hits.distance
 
 

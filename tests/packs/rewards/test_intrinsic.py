@@ -11,7 +11,7 @@ from packs import Pack
 from packs.errors import InvalidSettings
 from packs.learning.ema import RewardStep, fold
 from packs.rewards.intrinsic import intrinsic_reward
-from packs.settings.wiring import RewardWiring
+from packs.settings import RewardSettings
 
 
 def unit(*values):
@@ -69,20 +69,20 @@ def test_intrinsic_only_rewards_never_reach_the_success_threshold(start, steps, 
     state = fold([], None)
     state = type(state)(q0, 0.0, 0)
     for r_int, alpha, weight in steps:
-        state = fold([RewardStep(w * r_int, alpha, weight)], state)
+        state = fold([RewardStep(w * r_int, alpha, weight, 0.1)], state)
         assert state.utility < threshold
 
 
 @given(st.floats(0.01, 0.49), st.floats(0.01, 1.0))
 def test_fixed_point_of_constant_intrinsic_reward_is_at_most_w(w, alpha):
-    state = fold([RewardStep(w * 1.0, alpha)] * 2000)
+    state = fold([RewardStep(w * 1.0, alpha, 1.0, 0.1)] * 2000)
     assert state.utility <= w + 1e-12
     assert state.utility == pytest.approx(w, abs=1e-6) or alpha * 2000 < 50
 
 
 def test_settings_refuse_a_weight_at_or_above_the_threshold():
     with pytest.raises(InvalidSettings, match="success pool"):
-        RewardWiring(intrinsic_weight=0.5, success_threshold=0.5)
+        RewardSettings(intrinsic_weight=0.5, success_threshold=0.5)
 
 
 @pytest.fixture

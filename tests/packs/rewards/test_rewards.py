@@ -45,7 +45,7 @@ def test_evidence_direction():
 
 
 def test_fold_counts_and_matches_stepwise():
-    state = fold([RewardStep(1.0, 0.3), RewardStep(-1.0, 0.3)])
+    state = fold([RewardStep(1.0, 0.3, 1.0, 0.1), RewardStep(-1.0, 0.3, 1.0, 0.1)])
     assert state.utility == pytest.approx(-0.09)
     assert state.confidence == pytest.approx(0.09)
     assert state.reward_count == 2

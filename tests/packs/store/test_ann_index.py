@@ -84,11 +84,11 @@ def candidates(pack: Pack, text: str, exact: bool = False) -> list[str]:
             .distance_type("cosine")
             .bypass_vector_index()
             .select(["id"])
-            .limit(pack.settings.k1)
+            .limit(pack.settings.ranking.k1)
         )
         return list(hits.to_arrow()["id"].to_pylist())
     clause, cache = visible_clause(None), pack._svc.recall.vectors
-    found = phase_a(pack.store, vector, pack.settings.k1, clause, -1.0, cache)
+    found = phase_a(pack.store, vector, pack.settings.ranking.k1, clause, -1.0, cache)
     assert not cache.sync(pack.store, schemas.MEMORIES, CANDIDATE_COLUMNS)  # it stood aside
     return found.ids
 

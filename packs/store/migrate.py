@@ -1,0 +1,36 @@
+"""Bringing a Pack written by an older schema up to :data:`packs.store.schemas.SCHEMA_VERSION`.
+
+Run when a Pack is opened writable (a read-only handle reads the old schema as it is:
+:mod:`packs.store.lifecycle` applies only where the columns exist). Every step is safe to
+repeat and to race with another process doing the same: columns are added only where
+missing, tables created only where missing, and the version is written last.
+
+- 1 -> 2: ``memories`` gains the lifecycle columns (:data:`schemas.LIFECYCLE_FIELDS`,
+  null for every existing row) and the Pack gains the ``forgotten`` table.
+- 2 -> 3: the Pack gains the ``memory_history`` table (``Pack.revise``; a revision also
+  creates it when missing).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from packs.store import schemas
+from packs.store.gateway import PackStore
+
+log = logging.getLogger(__name__)
+
+
+def upgrade(store: PackStore, dim: int, version: int) -> bool:
+    """Migrate the Pack from schema ``version``; True when anything was to do."""
+    if version >= schemas.SCHEMA_VERSION:
+        return False
+    store.require_writable("upgrade the Pack's schema")
+    added = store.add_columns(schemas.MEMORIES, schemas.LIFECYCLE_FIELDS)
+    store.create(dim)  # the tables this schema added (existing ones are left alone)
+    store.write_meta({"schema_version": schemas.SCHEMA_VERSION})
+    log.info(
+        "Pack %r upgraded from schema %d to %d (columns added: %s)",
+        store.location.name, version, schemas.SCHEMA_VERSION, added,
+    )  # fmt: skip
+    return True
