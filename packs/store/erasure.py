@@ -37,6 +37,7 @@ _KEYS: dict[str, tuple[str | None, str | None, str | None]] = {
     schemas.MEMORIES: ("id", None, None),
     schemas.MERGES: ("memory_id", None, "at"),
     schemas.LESSON_LOG: ("memory_id", None, "at"),
+    schemas.MEMORY_HISTORY: ("memory_id", None, "at"),  # old and new text of revisions
     schemas.REWARD_EVENTS: ("memory_id", None, "created_at"),
     schemas.RETRIEVAL_LOG: ("item_id", "episode_id", "created_at"),
     schemas.EPISODES: (None, "id", "created_at"),
@@ -45,8 +46,9 @@ _KEYS: dict[str, tuple[str | None, str | None, str | None]] = {
 # Tables whose rows hold a user's words: rewritten whole by a purge. The others hold ids
 # and numbers; their deleted rows leave with their older versions and compaction.
 TEXT_TABLES = frozenset(
-    {schemas.MEMORIES, schemas.EPISODES, schemas.MERGES, schemas.VALIDATIONS, schemas.LESSON_LOG}
-)
+    {schemas.MEMORIES, schemas.EPISODES, schemas.MERGES, schemas.VALIDATIONS, schemas.LESSON_LOG,
+     schemas.MEMORY_HISTORY}
+)  # fmt: skip
 
 
 def delete_rows(

@@ -25,6 +25,8 @@ from packs.errors import (
 )
 from packs.records import MemoryVersion
 from packs.store import schemas
+from packs.upkeep import maintain
+from tests.support.erasure import files_holding, versions_holding
 from tests.support.packs import table_versions
 
 INTENT = "The deploy failed with a locked database"
@@ -197,3 +199,20 @@ def test_a_pack_made_before_memory_history_opens_and_revises(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         pack.revise(made, response=NEW)
         assert [v.event for v in pack.history(made)] == ["remember", "revise"]
+
+
+def test_forgetting_a_revised_memory_erases_its_old_text_too(tmp_root):
+    """The old text a revision keeps in ``memory_history`` goes with a forget's purge."""
+    marker = "Quokkabyte"
+    with Pack.open("fix", tmp_root) as pack:
+        made = pack.remember(INTENT, f"Restart the {marker} server.").id
+        kept = pack.remember("Lunch order for the team offsite", "Pizza, no anchovies.").id
+        pack.revise(made, response=NEW)
+        for n in range(12):  # the forgotten row will be under a tenth of one fragment,
+            pack.revise(kept, outcome=f"ordered {n}")  # which compaction alone keeps
+        assert "memory_history" in " ".join(versions_holding(pack, marker))
+        maintain(pack)  # one fragment holds every revision: the purge must rewrite it
+        report = pack.forget([made], purge=True)
+        assert report.removed["memory_history"] == 1
+        assert versions_holding(pack, marker) == [] and files_holding(pack, marker) == []
+        assert [v.event for v in pack.history(kept)] == ["remember"] + ["revise"] * 12
