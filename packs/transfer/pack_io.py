@@ -48,8 +48,8 @@ from packs.transfer.formats import (
     write_export,
 )
 
-# Each table's key: an import inserts the rows whose key is new. Tables without one
-# (none today) are appended.
+# Each table's key: an import inserts the rows whose key is new. A table without one (a
+# table of a later Wolfie, say) is appended.
 KEYS: dict[str, str | list[str]] = {
     schemas.MEMORIES: "id",
     schemas.EPISODES: "id",
@@ -57,6 +57,7 @@ KEYS: dict[str, str | list[str]] = {
     schemas.REWARD_EVENTS: "event_id",
     schemas.MERGES: "merge_id",
     schemas.MEMORY_HISTORY: "version_id",
+    schemas.FORGOTTEN: "forget_id",
     schemas.LESSON_LOG: ["memory_id", "at", "writer"],
     schemas.VALIDATIONS: ["episode_id", "hook", "at"],
     schemas.STATE_TRACES: "at",
