@@ -60,8 +60,9 @@ class ContextFeed:
         for name in (schemas.REWARD_EVENTS, schemas.EPISODES):
             self._store.latest_version(name)
 
-    def load(self) -> None:
-        """Fill the index from the whole log (the newest rewards per memory)."""
+    def load(self) -> set[str]:
+        """Fill the index from the whole log (the newest rewards per memory); the ids of
+        the events it read."""
         version = self._log_version()
         events = self._read_events("weight > 0")
         recent = (
@@ -82,6 +83,7 @@ class ContextFeed:
         )
         self._advance(events, version)
         self.index.loaded = True
+        return set(events["event_id"].to_list())
 
     def sync(self) -> int:
         """Feed the events other writers committed since the last look; how many."""

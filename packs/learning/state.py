@@ -36,6 +36,9 @@ from packs.store.gateway import PackStore
 
 LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
 STORED_CACHE = 200_000  # stored learned states remembered per handle (a few MB)
+# Rewards recorded before the contextual index loads, kept to join it (hand-set: a
+# handle that only rewards, in global mode, keeps at most this many, about 15 MB).
+UNFED_BOUND = 10_000
 
 
 def learned_of(row: Any) -> LearnedState:
@@ -86,6 +89,8 @@ class LearningState:
         self._store = store
         self._stored: dict[str, LearnedState] = {}
         self._pending: dict[str, Pending] = {}
+        # event id -> (memory id, query, reward, weight, intrinsic), before the load
+        self._unfed: dict[str, tuple[str, NDArray[np.floating], float, float, bool]] = {}
         self.context = ContextIndex(dim, rule)
         self._feed = ContextFeed(store, self.context, writer)
         self._memories_schema = schemas.memories_schema(dim)
@@ -107,23 +112,27 @@ class LearningState:
         return LearnedView(self, query, contextual)
 
     def sync(self, before_load: Callable[[], None] | None = None) -> None:
-        """Load the contextual index from the log once, then keep it current."""
+        """Load the contextual index from the log once, then keep it current. Rewards this
+        handle recorded before the load and had not written yet join it from memory."""
         if not self.context.loaded:
             if before_load is not None:
                 before_load()
-            self._feed.load()
+            loaded = self._feed.load()
+            for event_id, (memory_id, query, reward, weight, intrinsic) in self._unfed.items():
+                if event_id not in loaded:
+                    self.context.add(memory_id, query, reward, weight, intrinsic=intrinsic)
+            self._unfed.clear()
         else:
             self._feed.sync()
 
     def ranked(
-        self,
-        track_records: dict[str, float],
-        query: NDArray[np.floating],
-        before_load: Callable[[], None] | None = None,
+        self, track_records: dict[str, float], query: NDArray[np.floating]
     ) -> dict[str, float]:
         """What the next recall of ``query`` ranks each memory by, from its global Q
-        (``track_records``): ``U(m | q)`` in contextual mode, the global Q otherwise."""
-        view = self.view(query, before_load)
+        (``track_records``): ``U(m | q)`` in contextual mode, the global Q otherwise.
+        Writes nothing: a cold index loads from the log plus this handle's own unwritten
+        rewards."""
+        view = self.view(query)
         return {m: view.assess(m, q)[0] for m, q in track_records.items()}
 
     def effective(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
@@ -173,15 +182,25 @@ class LearningState:
         query: NDArray[np.floating] | None,
         source: str,
         magnitude: float | None,
+        event_id: str | None = None,
     ) -> None:
         """One reward step for ``memory_id``, and its (query, reward) in the contextual
-        index once that is loaded (``query``: the episode's query vector)."""
+        index (``query``: the episode's query vector). Before the index is loaded, the
+        entry waits under its ``event_id`` and joins at the load unless the log already
+        holds it."""
         self._pending.setdefault(memory_id, Pending()).steps.append(step)
         if source == REVISION_SOURCE:
             self.context.drop(memory_id)
-        elif step.weight > 0 and self.context.loaded and query is not None:
+            self._unfed = {e: v for e, v in self._unfed.items() if v[0] != memory_id}
+        elif step.weight > 0 and query is not None:
             reward, weight = history_entry(step.value, step.weight, source, magnitude)
-            self.context.add(memory_id, query, reward, weight, intrinsic=source == "intrinsic")
+            intrinsic = source == "intrinsic"
+            if self.context.loaded:
+                self.context.add(memory_id, query, reward, weight, intrinsic=intrinsic)
+            elif event_id is not None:
+                if len(self._unfed) >= UNFED_BOUND:  # the oldest goes: its row is in the log
+                    self._unfed.pop(next(iter(self._unfed)))
+                self._unfed[event_id] = (memory_id, query, reward, weight, intrinsic)
 
     def pending_count(self) -> int:
         return sum(len(p.steps) + p.uses for p in self._pending.values())
@@ -190,9 +209,11 @@ class LearningState:
         """Drop what this handle holds of forgotten memories (stored and pending state),
         and reload the contextual index from the log, which no longer holds them nor
         the forgotten episodes' queries."""
-        for memory_id in memory_ids:
+        gone = set(memory_ids)
+        for memory_id in gone:
             self._stored.pop(memory_id, None)
             self._pending.pop(memory_id, None)
+        self._unfed = {e: v for e, v in self._unfed.items() if v[0] not in gone}
         self._feed.reset()
 
     def forget_stored(self) -> None:

@@ -66,12 +66,11 @@ class RewardLedger:
             step = given if share == 1.0 else replace(given, weight=given.weight * share)
             before = states[memory_id]
             after = fold([step], before)
-            self._learning.record(memory_id, step, query, source, magnitude)
-            utilities[memory_id] = after.utility
             q = (before.utility, after.utility)
-            rows.append(
-                self._row(key, episode_id, memory_id, source, signal, magnitude, step, q, now)
-            )
+            row = self._row(key, episode_id, memory_id, source, signal, magnitude, step, q, now)
+            self._learning.record(memory_id, step, query, source, magnitude, str(row["event_id"]))
+            utilities[memory_id] = after.utility
+            rows.append(row)
         self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
         if keyed:
             self._buffer.keyed.update(str(row["event_id"]) for row in rows)

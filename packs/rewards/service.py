@@ -111,7 +111,7 @@ class RewardService:
                 magnitude=magnitude, keyed=idempotency_key is not None, shares=shares,
             )  # fmt: skip
             query = self._episodes.query_vector(episode_id)
-            ranked = self._learning.ranked(utilities, query, self._flusher.flush)
+            ranked = self._learning.ranked(utilities, query)
             self._flusher.maybe_flush()
         return FeedbackResult(episode_id, source, value, len(utilities), False, utilities, ranked)
 

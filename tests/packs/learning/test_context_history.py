@@ -76,3 +76,34 @@ def test_reload_keeps_the_most_recently_rewarded_memories(tmp_root):
         kept = {m for m in ids.values() if m in index._items}
         assert ids["restart the worker"] in kept  # rewarded last: kept
         assert ids["rotate the logs"] not in kept  # rewarded longest ago: evicted
+
+
+def test_feedback_reports_what_the_next_recall_sees_and_writes_nothing_early(tmp_root):
+    """Issue 21: a reward's result carries U(m|q) at the episode's question after it (what
+    the next recall ranks by) beside the global Q. On a handle whose contextual index is
+    still cold (a CLI call), working that out must not flush: the buffered rewards join
+    the index from memory (bug: feedback flushed mid-batch, so a storage fault test saw
+    commits before its flush)."""
+    chunks = [KnowledgeChunk("Restart the worker with systemctl restart worker.", "ops.md", 0),
+              KnowledgeChunk("Rotate the logs with logrotate -f.", "ops.md", 1)]  # fmt: skip
+    question = "how do I restart the worker?"
+    with Pack.open("report", str(tmp_root)) as pack:
+        pack.add_knowledge(chunks)
+        first = pack.recall(question, k=1)
+        pack.feedback(first.episode_id, 1.0)  # seen through a loaded index
+        second = pack.recall(question, k=1)
+    with Pack.open("report", str(tmp_root)) as cold:
+        events = cold.store.count("reward_events")
+        result = cold.feedback(second.episode_id, 1.0)
+        assert cold.store.count("reward_events") == events  # buffered, not flushed
+        memory = second.ids[0]
+        after = cold.search(question, k=1).items[0]
+        assert after.id == memory
+        assert result.ranked_utilities[memory] == pytest.approx(after.ranked_utility)
+        assert result.track_records[memory] == pytest.approx(after.track_record)
+        # U(m|q) at the asked question is not the global Q: it has its own evidence
+        assert after.ranked_utility != pytest.approx(after.track_record)
+    with Pack.open("report", str(tmp_root), read_only=True) as fresh:  # from the log alone
+        assert fresh.search(question, k=1).items[0].ranked_utility == pytest.approx(
+            result.ranked_utilities[memory]
+        )
