@@ -92,7 +92,7 @@ def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
         "demo-success-by-epoch": "success_rate",
         "demo-ranking-change": "before",
         "demo-health-chart": "data:image/png;base64",
-        "demo-utility-extremes": "Lowest utility",
+        "demo-utility-extremes": "Lowest Q",
     }
     for key, url in pages.items():
         page_dom = chromium(url, profile, "--virtual-time-budget=30000", "--dump-dom")
