@@ -49,6 +49,17 @@ class PackNotFound(WolfieError, LookupError):
     """The Pack does not exist under the given root."""
 
 
+class NoSuchPack(PackNotFound):
+    """No Pack ``pack`` under ``root``: a front door says how to make one in its terms."""
+
+    def __init__(self, message: str, pack: str = "", root: str = "") -> None:
+        super().__init__(message)
+        self.pack, self.root = pack, root
+
+    def __reduce__(self) -> tuple[type[NoSuchPack], tuple[str, str, str]]:
+        return type(self), (str(self), self.pack, self.root)  # pickles across processes
+
+
 class EmptyPack(WolfieError, LookupError):
     """The Pack exists but holds no memories or knowledge yet."""
 
