@@ -156,6 +156,19 @@ class IngestFailed(WolfieError, RuntimeError):
     """Some items of an ingestion run failed; the message lists each one and why."""
 
 
+class SourceNotAllowed(WolfieError, PermissionError):
+    """A source outside what the operator allowed an agent to ingest (``wolfie mcp
+    --ingest-root`` / ``--ingest-url-prefix``), or an address it may not reach."""
+
+
+class SourceTooLarge(InvalidInput):
+    """A document or media source above the size limit of the run."""
+
+
+class TooManyRuns(WolfieError, RuntimeError):
+    """A server already runs as many ingestions as it may at once; retry when one ends."""
+
+
 def is_transient(exc: BaseException) -> bool:
     """True when retrying the step that raised ``exc`` may succeed."""
     return isinstance(exc, TransientError)
