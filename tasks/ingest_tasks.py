@@ -9,7 +9,6 @@ see ``docs/ingestion.md``. Retries apply to transient errors only.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -30,6 +29,7 @@ from packs.ingest import (
 )
 from packs.ingest.document_sources import document_sources
 from packs.ingest.documents import read_document
+from packs.ingest.media import Progress
 from packs.ingest.policy import IngestPolicy
 from packs.ingest.prepare import prepare_target
 from packs.ingest.progress import ProgressEvent, publish
@@ -42,12 +42,12 @@ STEP_RETRIES = TRANSIENT.task_options()
 _ARTIFACT_EVERY_S = 2.0  # at most one progress-artifact update per item this often
 
 
-def reporter(source: str, step: str, artifact_id: str | None) -> Callable[[float], None]:
+def reporter(source: str, step: str, artifact_id: str | None) -> Progress:
     """Publish a step's progress in-process and to the item's Prefect progress artifact."""
     last = [0.0]
 
-    def report(fraction: float) -> None:
-        event = ProgressEvent(source, step, fraction)
+    def report(fraction: float, detail: str = "") -> None:
+        event = ProgressEvent(source, step, fraction, detail)
         publish(event)
         now = time.monotonic()
         if artifact_id and (fraction >= 1.0 or now - last[0] >= _ARTIFACT_EVERY_S):

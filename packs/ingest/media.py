@@ -14,10 +14,9 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from packs.errors import CheckpointMissing
 from packs.ingest.audio import extract_audio
@@ -28,10 +27,14 @@ from packs.ingest.policy import IngestPolicy
 from packs.ingest.sources import MediaSource, parse_source
 from packs.ingest.target import IngestTarget
 
-Progress = Callable[[float], None]
+
+class Progress(Protocol):
+    """A step's progress: the fraction done, and what it means (``"12 of 60 s of audio"``)."""
+
+    def __call__(self, fraction: float, detail: str = "") -> None: ...
 
 
-def no_progress(_: float) -> None:
+def no_progress(fraction: float, detail: str = "") -> None:
     pass
 
 
