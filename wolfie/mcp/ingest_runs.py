@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -94,6 +95,7 @@ class IngestRuns:
         self.pack, self.root, self.policy, self.max_runs = pack, root, policy, max_runs
         self._runs: dict[str, _Run] = {}
         self._folder: Path | None = None
+        self._lock = threading.Lock()
 
     def start(self, sources: Sequence[str], scope: str | None) -> IngestStarted:
         """Check every source against the policy, then start one run for them all."""
@@ -102,13 +104,18 @@ class IngestRuns:
         if not all(isinstance(s, str) and s.strip() and "\x00" not in s for s in sources):
             raise InvalidInput("Every source must be a non-empty URL or path string.")
         checked = [self.policy.check_source(s.strip()) for s in sources]
-        running = [r.run_id for r in self._runs.values() if r.process.poll() is None]
-        if len(running) >= self.max_runs:
-            raise TooManyRuns(
-                f"{len(running)} ingest runs are still running ({', '.join(running)}), the "
-                f"most this server starts at once; check them with ingest_status and retry."
-            )
         require("batch", "MCP ingest")  # the run is a Prefect flow
+        with self._lock:  # the SDK may run two calls at once: count and start as one step
+            running = [r.run_id for r in self._runs.values() if r.process.poll() is None]
+            if len(running) >= self.max_runs:
+                raise TooManyRuns(
+                    f"{len(running)} ingest runs are still running ({', '.join(running)}), "
+                    "the most this server starts at once; check them with ingest_status "
+                    "and retry."
+                )
+            return self._launch(checked, scope)
+
+    def _launch(self, checked: list[str], scope: str | None) -> IngestStarted:
         run_id = f"mcp-ingest-{uuid.uuid4().hex[:12]}"
         folder = self._private_folder()
         job = {"run_id": run_id, "pack": self.pack, "root": self.root, "sources": checked,
