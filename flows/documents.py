@@ -4,7 +4,9 @@ Each file is chunked by its own task (a bad file fails alone); the chunks of eve
 good file are then embedded and merged in batches by one task, which writes only the
 chunks the Pack lacks or holds with other text. A chunk's source is the file's path
 relative to the folder given (``docs/guide.md`` for ``docs/``), or its name for a file
-given directly, so re-ingesting the same files hits the same rows.
+given directly, so re-ingesting the same files hits the same rows. A ``scope`` makes
+the chunks that user's or session's only; a ``policy`` (an agent's ingest, from
+``wolfie mcp``) holds every file to the operator's allowlist and size limit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from prefect.futures import wait
 
 from packs.errors import IngestFailed
 from packs.ingest.documents import MAX_CHARS
+from packs.ingest.policy import IngestPolicy
 from packs.ingest.upsert import UPSERT_BATCH
 from packs.records import KnowledgeChunk
 from tasks.ingest_tasks import (
@@ -58,13 +61,15 @@ def ingest_documents_flow(
     max_chars: int = MAX_CHARS,
     batch_size: int = UPSERT_BATCH,
     fail_on_error: bool = True,
+    scope: str | None = None,
+    policy: IngestPolicy | None = None,
 ) -> DocumentsRun:
     """Ingest the document files (or folders of them) in ``paths`` into ``pack``."""
     started = time.perf_counter()
     prepare_pack_task(pack, root)
-    files = find_documents_task(paths)
+    files = find_documents_task(paths, skip_hidden=policy is not None)
     futures = [
-        document_chunks_task.submit(path, source, max_chars, return_state=False)
+        document_chunks_task.submit(path, source, max_chars, policy, return_state=False)
         for path, source in files
     ]
     wait(futures)
@@ -77,7 +82,7 @@ def ingest_documents_flow(
         else:
             error = future.state.result(raise_on_failure=False)
             rows.append(DocumentRow(source, path, 0, f"{type(error).__name__}: {error}"))
-    written = upsert_knowledge_task(pack, root, chunks, batch_size) if chunks else {}
+    written = upsert_knowledge_task(pack, root, chunks, batch_size, scope) if chunks else {}
     publish_documents_task(pack, [asdict(r) for r in rows], len(chunks), written.get("written", 0))
     result = DocumentsRun(
         pack, rows, len(chunks), written.get("written", 0), written.get("stale", 0),

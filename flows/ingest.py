@@ -18,6 +18,7 @@ from prefect.futures import PrefectFuture, wait
 from prefect.states import State
 
 from packs.errors import IngestFailed
+from packs.ingest.policy import IngestPolicy
 from packs.ingest.report import STEPS, ItemOutcome, failure_message, summary_row, totals
 from packs.ingest.upsert import UPSERT_BATCH
 from tasks.ingest_tasks import (
@@ -59,12 +60,16 @@ def ingest_media_flow(
     retries: int = TRANSIENT.retries,
     retry_delay_s: float = RETRY_DELAY_S,
     fail_on_error: bool = True,
+    scope: str | None = None,
+    policy: IngestPolicy | None = None,
 ) -> MediaIngestRun:
     """Ingest ``sources`` (http(s) URLs or local files) into Pack ``pack`` under ``root``.
 
     ``transcribe`` and ``chunking`` are :class:`TranscribeOptions` and
     :class:`ChunkingOptions` as plain dicts; ``refresh`` downloads URLs again even if a
-    previous run fetched them. Transient faults are retried ``retries`` times.
+    previous run fetched them. Transient faults are retried ``retries`` times. ``scope``
+    makes the chunks that user's or session's only; ``policy`` holds every source to an
+    agent's allowlist and size limit (packs/ingest/policy.py).
     """
     started = time.perf_counter()
     retry = (retries, retry_delay_s)
@@ -73,7 +78,7 @@ def ingest_media_flow(
     for source in dict.fromkeys(sources):  # the same source twice is one item
         progress = progress_artifact_task(source)
         fetched = retrying(download_task, *retry).submit(
-            pack, root, source, work_dir, refresh, progress, return_state=False
+            pack, root, source, work_dir, refresh, progress, policy, return_state=False
         )
         heard = retrying(transcribe_task, *retry).submit(
             pack, root, fetched, transcribe, work_dir, progress, source, return_state=False
@@ -82,7 +87,7 @@ def ingest_media_flow(
             pack, root, heard, chunking, return_state=False
         )
         stored = retrying(upsert_task, *retry).submit(
-            pack, root, chunked, batch_size, progress, source, return_state=False
+            pack, root, chunked, batch_size, progress, source, scope, return_state=False
         )
         chains.append((source, [fetched, heard, chunked, stored]))
     wait([future for _, futures in chains for future in futures])

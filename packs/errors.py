@@ -49,6 +49,17 @@ class PackNotFound(WolfieError, LookupError):
     """The Pack does not exist under the given root."""
 
 
+class NoSuchPack(PackNotFound):
+    """No Pack ``pack`` under ``root``: a front door says how to make one in its terms."""
+
+    def __init__(self, message: str, pack: str = "", root: str = "") -> None:
+        super().__init__(message)
+        self.pack, self.root = pack, root
+
+    def __reduce__(self) -> tuple[type[NoSuchPack], tuple[str, str, str]]:
+        return type(self), (str(self), self.pack, self.root)  # pickles across processes
+
+
 class EmptyPack(WolfieError, LookupError):
     """The Pack exists but holds no memories or knowledge yet."""
 
@@ -143,6 +154,19 @@ class CheckpointMissing(WolfieError, LookupError):
 
 class IngestFailed(WolfieError, RuntimeError):
     """Some items of an ingestion run failed; the message lists each one and why."""
+
+
+class SourceNotAllowed(WolfieError, PermissionError):
+    """A source outside what the operator allowed an agent to ingest (``wolfie mcp
+    --ingest-root`` / ``--ingest-url-prefix``), or an address it may not reach."""
+
+
+class SourceTooLarge(InvalidInput):
+    """A document or media source above the size limit of the run."""
+
+
+class TooManyRuns(WolfieError, RuntimeError):
+    """A server already runs as many ingestions as it may at once; retry when one ends."""
 
 
 def is_transient(exc: BaseException) -> bool:

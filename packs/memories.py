@@ -223,7 +223,8 @@ class MemoryWriter:
             raise InvalidInput(f"chunk position must be an int, got {chunk.position!r}.")
         return KnowledgeChunk(
             text, source, chunk.position, chunk.title, check_seconds(chunk.start_s, "start_s"),
-            check_seconds(chunk.end_s, "end_s"), check_metadata(chunk.metadata),
+            check_seconds(chunk.end_s, "end_s"),
+            scoped_metadata(check_metadata(chunk.metadata), None),  # a scope is checked too
         )  # fmt: skip
 
     def _memory_table(self, rows: list[dict[str, Any]]) -> pa.Table:

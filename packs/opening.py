@@ -13,12 +13,12 @@ from typing import Any
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import PackNotFound, SchemaVersionError, TransientStorageError
+from packs.errors import NoSuchPack, SchemaVersionError, TransientStorageError
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
-from packs.store.locations import locate
+from packs.store.locations import locate, make_local_folder
 from packs.store.migrate import upgrade
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,11 @@ def open_store(
     meta = store.read_meta() if store.exists() else {}
     if "schema_version" not in meta:
         if read_only or not create:
-            raise PackNotFound(
+            raise NoSuchPack(
                 f"No Pack {name!r} under {location.root!r}. Check the name and root "
-                "(WOLFIE_ROOT), or open it writable with create=True to make it."
-            )
+                "(WOLFIE_ROOT), or open it writable with create=True to make it.",
+                name, location.root,
+            )  # fmt: skip
         info = embedder.info if embedder else OnnxMiniLM.info
         created = _create(store, info, settings or PackSettings())
         return OpenedStore(store, created, 1, info, None)
@@ -95,6 +96,7 @@ def _index_text(store: PackStore) -> None:
 
 
 def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> PackSettings:
+    make_local_folder(store.location)  # a root that can't hold it fails here, clearly
     store.create(info.dim)
     ensure_text_index(store)
     store.write_meta(

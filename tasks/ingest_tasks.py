@@ -9,7 +9,6 @@ see ``docs/ingestion.md``. Retries apply to transient errors only.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -30,6 +29,8 @@ from packs.ingest import (
 )
 from packs.ingest.document_sources import document_sources
 from packs.ingest.documents import read_document
+from packs.ingest.media import Progress
+from packs.ingest.policy import IngestPolicy
 from packs.ingest.prepare import prepare_target
 from packs.ingest.progress import ProgressEvent, publish
 from packs.ingest.upsert import UPSERT_BATCH, upsert_chunks
@@ -41,12 +42,12 @@ STEP_RETRIES = TRANSIENT.task_options()
 _ARTIFACT_EVERY_S = 2.0  # at most one progress-artifact update per item this often
 
 
-def reporter(source: str, step: str, artifact_id: str | None) -> Callable[[float], None]:
+def reporter(source: str, step: str, artifact_id: str | None) -> Progress:
     """Publish a step's progress in-process and to the item's Prefect progress artifact."""
     last = [0.0]
 
-    def report(fraction: float) -> None:
-        event = ProgressEvent(source, step, fraction)
+    def report(fraction: float, detail: str = "") -> None:
+        event = ProgressEvent(source, step, fraction, detail)
         publish(event)
         now = time.monotonic()
         if artifact_id and (fraction >= 1.0 or now - last[0] >= _ARTIFACT_EVERY_S):
@@ -75,14 +76,17 @@ def download_task(
     work_dir: str | None = None,
     refresh: bool = False,
     artifact_id: str | None = None,
+    policy: IngestPolicy | None = None,
 ) -> StepResult:
-    """Fetch ``source`` and checkpoint its audio; reuses an earlier fetch."""
+    """Fetch ``source`` and checkpoint its audio; reuses an earlier fetch. ``policy``:
+    an agent's allowlist and size limits (packs/ingest/policy.py)."""
     report = reporter(source, "download", artifact_id)
     report(0.0)
     target = IngestTarget(pack, root)
     result = fetch_step(
-        target, source, default_work_dir(work_dir), refresh=refresh, on_progress=report
-    )
+        target, source, default_work_dir(work_dir), refresh=refresh, on_progress=report,
+        policy=policy,
+    )  # fmt: skip
     report(1.0)
     return result
 
@@ -135,8 +139,9 @@ def upsert_task(
     batch_size: int = UPSERT_BATCH,
     artifact_id: str | None = None,
     source: str = "",
+    scope: str | None = None,
 ) -> StepResult:
-    """Embed and merge the chunks the Pack lacks, in batches."""
+    """Embed and merge the chunks the Pack lacks, in batches (in ``scope``)."""
     report = reporter(source or chunked.media_id, "upsert", artifact_id)
     result = upsert_step(
         IngestTarget(pack, root),
@@ -144,27 +149,31 @@ def upsert_task(
         chunked.info["key"],
         batch_size=batch_size,
         on_progress=report,
+        scope=scope,
     )
     report(1.0)
     return result
 
 
 @task(name="find-documents")
-def find_documents_task(paths: list[str]) -> list[tuple[str, str]]:
+def find_documents_task(paths: list[str], skip_hidden: bool = False) -> list[tuple[str, str]]:
     """(path, source) of every document file named or found under the folders named."""
-    return document_sources(paths)
+    return document_sources(paths, skip_hidden)
 
 
 @task(name="document-chunks", **STEP_RETRIES)
-def document_chunks_task(path: str, source: str, max_chars: int) -> list[KnowledgeChunk]:
-    """Chunks of one document, split by its headings."""
-    return read_document(Path(path), source, max_chars)
+def document_chunks_task(
+    path: str, source: str, max_chars: int, policy: IngestPolicy | None = None
+) -> list[KnowledgeChunk]:
+    """Chunks of one document, split by its headings (only if ``policy`` allows it)."""
+    return read_document(Path(path), source, max_chars, policy)
 
 
 @task(name="upsert-knowledge", **STEP_RETRIES)
 def upsert_knowledge_task(
-    pack: str, root: str | None, chunks: list[KnowledgeChunk], batch_size: int = UPSERT_BATCH
-) -> dict[str, int]:
-    """Embed and merge the given chunks that the Pack lacks."""
+    pack: str, root: str | None, chunks: list[KnowledgeChunk], batch_size: int = UPSERT_BATCH,
+    scope: str | None = None,
+) -> dict[str, int]:  # fmt: skip
+    """Embed and merge the given chunks that the Pack lacks (in ``scope``)."""
     with IngestTarget(pack, root).open_pack() as handle:
-        return upsert_chunks(handle, chunks, batch_size)
+        return upsert_chunks(handle, chunks, batch_size, scope=scope)

@@ -95,4 +95,9 @@ def parse_metadata(text: str | None) -> dict[str, Any] | None:
                            '\'{"symbol": "NVDA"}\'.') from exc  # fmt: skip
     if not isinstance(value, dict):
         raise InvalidInput(f"metadata must be a JSON object, got {type(value).__name__}.")
+    try:  # a "\udce9" escape decodes to a lone surrogate: no table can store it
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("metadata holds a lone surrogate (a \\u escape of half a pair, "
+                           "or invalid UTF-8); pass UTF-8 text.") from exc  # fmt: skip
     return value

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from flows.runtime import configure_offline
-from packs.errors import WolfieError
+from packs.errors import InvalidInput, NoSuchPack, WolfieError
 from packs.extras import missing_extra
 from wolfie.commands import register_all
 from wolfie.commands.render import ranking_table, text_panel
@@ -111,6 +111,7 @@ _ABORTS = (click.exceptions.Abort, typer.Abort)
 def main() -> None:
     """The console entry point: Wolfie's errors print as one clear line, exit status 2."""
     try:
+        check_argv(sys.argv[1:])
         # Outside standalone mode a command's `raise typer.Exit(n)` comes back as the
         # return value n, not as an exception: pass it on, or every exit status is 0.
         status = app(standalone_mode=False)
@@ -131,8 +132,29 @@ def main() -> None:
     sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)
 
 
+def check_argv(argv: list[str]) -> None:
+    """Refuse an argument that is not valid UTF-8 (Python holds its bytes as lone
+    surrogates, which no table can store and no terminal can print)."""
+    for number, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(
+                f"Argument {number} ({arg[:60]!r}) is not valid UTF-8 at character "
+                f"{exc.start}; pass UTF-8 text (check the terminal's or file's encoding)."
+            ) from None
+
+
 def _fail(error: WolfieError) -> None:
-    message = Text.assemble(("Error: ", "red"), str(error))
+    text = str(error)
+    if isinstance(error, NoSuchPack):  # the engine's message names a Python argument
+        text = (
+            f"No Pack {error.pack!r} under {error.root!r}. Check --pack and --root (or "
+            f"WOLFIE_ROOT); `wolfie packs --root {error.root}` lists the Packs there, and "
+            f"`wolfie remember` or `wolfie ingest` with --pack {error.pack} creates it."
+        )
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # printable, always
+    message = Text.assemble(("Error: ", "red"), text)
     Console(stderr=True).print(message, highlight=False, soft_wrap=True)
     sys.exit(2)
 

@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from packs.errors import InvalidInput, SourceNotFound, UnsupportedSource
+from packs.ingest.policy import IngestPolicy
 from packs.records import KnowledgeChunk
 
 KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
@@ -229,11 +230,18 @@ def chunk_document(
     return chunk_blocks(blocks, doc_title, max_chars)
 
 
-def read_document(path: Path, source: str, max_chars: int = MAX_CHARS) -> list[KnowledgeChunk]:
-    """The knowledge chunks of the file at ``path``, stored under ``source``."""
+def read_document(
+    path: Path, source: str, max_chars: int = MAX_CHARS, policy: IngestPolicy | None = None
+) -> list[KnowledgeChunk]:
+    """The knowledge chunks of the file at ``path``, stored under ``source``; under an
+    agent's ``policy``, only a file it allows, within its document size limit."""
     kind = document_kind(path)
+    if policy is not None:
+        path = policy.check_path(str(path))  # resolved right before the read
     if not path.is_file():
         raise SourceNotFound(f"No document at {str(path)!r}; check the path.")
+    if policy is not None:
+        policy.check_size(path.stat().st_size, source, "document")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:

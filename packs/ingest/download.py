@@ -5,7 +5,10 @@ are taken as they are, without a copy. The media id is the BLAKE2b-128 hash of t
 file's bytes, so the same recording fetched twice, from anywhere, is one media item.
 yt-dlp's failures become Wolfie errors: 404 -> :class:`SourceNotFound`, refused or
 timed-out connections and 5xx -> :class:`MediaUnreachable` (transient), a page with
-no media -> :class:`NotMedia`, no bytes -> :class:`EmptyMedia`.
+no media -> :class:`NotMedia`, no bytes -> :class:`EmptyMedia`. Under an agent's
+:class:`~packs.ingest.policy.IngestPolicy` a URL is a direct link fetched hop by hop
+within the policy (:mod:`packs.ingest.guarded_download`), and a file must lie where
+the policy allows; both are held to its media size limit.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from packs.errors import (
     SourceNotFound,
     WolfieError,
 )
+from packs.ingest.policy import IngestPolicy
 from packs.ingest.sources import MediaSource
 
 log = logging.getLogger(__name__)
@@ -66,17 +70,30 @@ def fetch(
     socket_timeout_s: float = 20.0,
     max_bytes: int | None = None,
     on_progress: ProgressFn | None = None,
+    policy: IngestPolicy | None = None,
 ) -> FetchedFile:
-    """Download ``source`` into ``work_dir`` (URLs) or take it in place (paths)."""
+    """Download ``source`` into ``work_dir`` (URLs) or take it in place (paths); under a
+    ``policy``, only what it allows."""
     if source.is_url:
         dest = work_dir / f"download-{source.key[:16]}"
         shutil.rmtree(dest, ignore_errors=True)  # a partial file of a killed run
         dest.mkdir(parents=True, exist_ok=True)
-        path, title = download_url(source.location, dest, socket_timeout_s, max_bytes, on_progress)
+        if policy is None:
+            path, title = download_url(
+                source.location, dest, socket_timeout_s, max_bytes, on_progress
+            )
+        else:
+            from packs.ingest.guarded_download import download_checked
+
+            path, title = download_checked(
+                source.location, dest, policy, socket_timeout_s, on_progress
+            )
     else:
-        path = Path(source.location)
+        path = Path(source.location) if policy is None else policy.check_path(source.location)
         title = path.stem
     size = path.stat().st_size
+    if policy is not None:
+        policy.check_size(size, source.display, "media")
     if size == 0:
         raise EmptyMedia(f"{source.display!r} is an empty file (0 bytes); nothing to ingest.")
     return FetchedFile(path, source, title, media_id_of(path), size, source.is_url)

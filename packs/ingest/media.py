@@ -14,23 +14,27 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from packs.errors import CheckpointMissing
 from packs.ingest.audio import extract_audio
 from packs.ingest.checkpoints import CheckpointKeys as Keys
 from packs.ingest.checkpoints import CheckpointStore
 from packs.ingest.download import fetch
+from packs.ingest.policy import IngestPolicy
 from packs.ingest.sources import MediaSource, parse_source
 from packs.ingest.target import IngestTarget
 
-Progress = Callable[[float], None]
+
+class Progress(Protocol):
+    """A step's progress: the fraction done, and what it means (``"12 of 60 s of audio"``)."""
+
+    def __call__(self, fraction: float, detail: str = "") -> None: ...
 
 
-def no_progress(_: float) -> None:
+def no_progress(fraction: float, detail: str = "") -> None:
     pass
 
 
@@ -82,16 +86,20 @@ def fetch_step(
     *,
     refresh: bool = False,
     on_progress: Progress = no_progress,
+    policy: IngestPolicy | None = None,
 ) -> StepResult:
-    """Fetch a source and checkpoint its audio track; reuse a previous fetch of it."""
+    """Fetch a source and checkpoint its audio track; reuse a previous fetch of it. Under
+    an agent's ``policy`` the source is checked first (a reused fetch too)."""
     started = time.perf_counter()
+    if policy is not None:
+        policy.check_source(source_text)
     source = parse_source(source_text)
     store = target.checkpoints()
     known = None if refresh else _known_fetch(store, source)
     if known is not None:
         return StepResult("download", known.media_id, True, time.perf_counter() - started,
                           asdict(known))  # fmt: skip
-    fetched = fetch(source, work_dir, on_progress=on_progress)
+    fetched = fetch(source, work_dir, on_progress=on_progress, policy=policy)
     media_id = fetched.media_id
     try:
         record = store.get_json(Keys.media(media_id))

@@ -8,6 +8,7 @@ out of the decoder; the caller persists them window by window.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -132,9 +133,12 @@ def load_model(options: TranscribeOptions) -> Any:
 
 
 def transcribe_window(
-    model: Any, window: AudioWindow, options: TranscribeOptions, language: str | None = None
-) -> tuple[list[Segment], str]:
+    model: Any, window: AudioWindow, options: TranscribeOptions, language: str | None = None,
+    on_segment: Callable[[float], None] | None = None,
+) -> tuple[list[Segment], str]:  # fmt: skip
     """Transcribe one window; returns its segments (media times) and the language.
+    ``on_segment`` hears each segment's end (media seconds) as it is decoded, so progress
+    moves within a window, not only between windows.
 
     ``language`` overrides the options' (a language detected on an earlier window). No
     prompt is carried over from the previous window: measured on repeated LibriVox speech,
@@ -149,15 +153,15 @@ def transcribe_window(
         vad_filter=options.vad,
     )
     offset, end = window.start_s, window.end_sample / SAMPLE_RATE
-    segments = [
-        Segment(
-            start=round(offset + s.start, 3),
-            end=round(min(end, offset + s.end), 3),
-            text=s.text.strip(),
-            avg_logprob=round(float(s.avg_logprob), 4),
-            no_speech_prob=round(float(s.no_speech_prob), 4),
-        )
-        for s in stream  # a generator: segments are decoded as they are consumed
-        if s.text.strip()
-    ]
+    segments = []
+    for s in stream:  # a generator: segments are decoded as they are consumed
+        heard = round(min(end, offset + s.end), 3)
+        if on_segment is not None:
+            on_segment(heard)
+        if s.text.strip():
+            segments.append(Segment(
+                start=round(offset + s.start, 3), end=heard, text=s.text.strip(),
+                avg_logprob=round(float(s.avg_logprob), 4),
+                no_speech_prob=round(float(s.no_speech_prob), 4),
+            ))  # fmt: skip
     return segments, str(info.language)

@@ -11,7 +11,7 @@ import json
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,11 @@ def transcribe_step(
     record = media_record(store, media_id)
     parts = [store.get_json(k) for k in _part_keys(store, media_id, fp)]
     state = _TranscriptState.resume([p for p in parts if p is not None])
+    heard = _heard(record.duration_s, on_progress)
+    heard(state.end_sample / SAMPLE_RATE)  # the step has begun (where a resume starts)
     audio = _local_audio(store, media_id, work_dir)
     try:
-        summary = _transcribe_windows(store, record, options, audio, state, on_progress)
+        summary = _transcribe_windows(store, record, options, audio, state, heard)
     finally:  # the scratch copy of a remote checkpoint; a killed run leaves it for reuse
         if store.local_path(Keys.audio(media_id)) is None:
             shutil.rmtree(work_dir / media_id, ignore_errors=True)
@@ -60,25 +62,39 @@ def _transcribe_windows(
     options: TranscribeOptions,
     audio: Path,
     state: _TranscriptState,
-    on_progress: Progress,
+    heard: Callable[[float], None],
 ) -> dict[str, Any]:
-    """Transcribe and store each window from ``state.end_sample`` on; mark it done."""
+    """Transcribe and store each window from ``state.end_sample`` on; mark it done.
+    ``heard`` gets the audio seconds transcribed so far, segment by segment."""
     fp, media_id = options.fingerprint, record.media_id
-    expected = (record.duration_s or 0.0) * SAMPLE_RATE
     for window in iter_windows(audio, record.title, options.window_s, state.end_sample):
         segments: list[Segment] = []
         if not window.silent:
             model = load_model(options)
             language = state.language or options.language
-            segments, heard = transcribe_window(model, window, options, language)
-            state.language = state.language or heard  # detected once, then kept
+            segments, spoken = transcribe_window(model, window, options, language, heard)
+            state.language = state.language or spoken  # detected once, then kept
         part = state.add(window.start_sample, window.end_sample, segments, window.silent)
         store.put_json(Keys.transcript_part(media_id, fp, part["index"]), part)
-        if expected:
-            on_progress(min(0.99, window.end_sample / expected))
+        heard(window.end_sample / SAMPLE_RATE)
     summary = state.finish(record, options, fp)
     store.put_json(Keys.transcript_done(media_id, fp), summary)
     return summary
+
+
+def _heard(duration_s: float | None, on_progress: Progress) -> Callable[[float], None]:
+    """Report audio seconds transcribed: the fraction of the container's duration (kept
+    below 1 until the step ends: the estimate can be short) and the seconds in words,
+    so an hour-long file shows where it is, not one stuck bar."""
+
+    def heard(seconds: float) -> None:
+        if duration_s:
+            detail = f"{seconds:,.0f} of {duration_s:,.0f} s of audio"
+            on_progress(min(0.99, seconds / duration_s), detail)
+        else:
+            on_progress(0.0, f"{seconds:,.0f} s of audio")
+
+    return heard
 
 
 def _part_keys(store: CheckpointStore, media_id: str, fp: str) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from packs.ingest.chunking import knowledge_chunk
 from packs.ingest.media import StepResult, media_record
@@ -20,6 +21,7 @@ from packs.pack import Pack
 from packs.records import KnowledgeChunk
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
+from packs.store.scopes import check_scope, same_scope_clause, scoped_metadata
 
 # Chunks embedded and merged per commit: a 7-hour recording (~600 chunks) is a handful
 # of commits, and at most this many texts and vectors are held at once (hand-set).
@@ -31,13 +33,19 @@ def upsert_chunks(
     chunks: Sequence[KnowledgeChunk],
     batch_size: int = UPSERT_BATCH,
     on_progress: Callable[[float], None] | None = None,
+    scope: str | None = None,
 ) -> dict[str, int]:
     """Add the chunks the Pack lacks or holds with other text; count what was done.
 
-    ``stale`` counts stored rows of the same sources at positions this call did not
-    write (a document that shrank); they are reported, not deleted.
+    ``scope`` (a user or session) makes every chunk that scope's (packs/store/scopes.py):
+    only recalls in it see them, and the rows compared are that scope's own (the shared
+    ones without a scope). ``stale`` counts stored rows of the same sources at positions
+    this call did not write (a document that shrank); they are reported, not deleted.
     """
-    stored = stored_rows(pack, sorted({c.source for c in chunks}))
+    scope = check_scope(scope)
+    if scope is not None:
+        chunks = [replace(c, metadata=scoped_metadata(c.metadata, scope)) for c in chunks]
+    stored = stored_rows(pack, sorted({c.source for c in chunks}), scope)
     wanted = {(c.source, c.position) for c in chunks}
     missing = [c for c in chunks if stored.get((c.source, c.position)) != c.text.strip()]
     for start in range(0, len(missing), batch_size):
@@ -48,12 +56,15 @@ def upsert_chunks(
     return {"chunks": len(chunks), "written": len(missing), "stale": stale}
 
 
-def stored_rows(pack: Pack, sources: list[str]) -> dict[tuple[str, int], str]:
-    """(source, position) -> text of the knowledge rows of ``sources`` in the Pack."""
+def stored_rows(
+    pack: Pack, sources: list[str], scope: str | None = None
+) -> dict[tuple[str, int], str]:
+    """(source, position) -> text of the knowledge rows of ``sources`` in the Pack that
+    belong to ``scope`` (the shared rows for None)."""
     if not sources:
         return {}
     kind = f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"
-    where = f"{kind} AND {in_clause('source', sources)}"
+    where = f"{kind} AND {in_clause('source', sources)} AND {same_scope_clause(scope)}"
     if not pack.store.count(schemas.MEMORIES, where):
         return {}
     columns = ["source", "source_position", "intent_text"]
@@ -68,8 +79,9 @@ def upsert_step(
     *,
     batch_size: int = UPSERT_BATCH,
     on_progress: Callable[[float], None] | None = None,
+    scope: str | None = None,
 ) -> StepResult:
-    """Write the stored chunks of ``media_id`` that the Pack lacks."""
+    """Write the stored chunks of ``media_id`` that the Pack lacks (in ``scope``)."""
     started = time.perf_counter()
     store = target.checkpoints()
     record = media_record(store, media_id)
@@ -78,6 +90,6 @@ def upsert_step(
         for c in stored_chunks(store, chunks_key)
     ]
     with target.open_pack() as pack:
-        counts = upsert_chunks(pack, chunks, batch_size, on_progress)
+        counts = upsert_chunks(pack, chunks, batch_size, on_progress, scope)
     reused = counts["written"] == 0
     return StepResult("upsert", media_id, reused, time.perf_counter() - started, dict(counts))

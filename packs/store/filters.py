@@ -3,6 +3,11 @@
 User strings never reach a ``where`` clause unescaped: column names must come from an
 allow-list, and every value becomes a SQL literal through :func:`sql_literal`, which
 doubles single quotes and refuses NUL bytes and non-finite numbers.
+
+A caller's filter is also bounded in size (:func:`check_filter_size`): LanceDB's SQL
+parser (DataFusion) recurses once per ``AND`` and overflowed its stack, killing the
+process with a segfault, on a filter of 40,000 keys (20,000 still parsed; measured with
+``Pack.search(metadata=...)``, issue 23).
 """
 
 from __future__ import annotations
@@ -19,6 +24,35 @@ MEMORY_FILTER_COLUMNS = frozenset(
 )
 
 FilterValue = str | int | float | bool | None
+
+# Far below the 20,000-40,000 ANDed terms that crashed the parser, and above any filter
+# that can match: a row holds at most 64 metadata items (packs/validation.py) and 7
+# filterable columns (hand-set).
+MAX_FILTER_TERMS = 128
+# Values of one "any of" list: 100,000 ids parsed fine; 10,000 is a generous page.
+MAX_FILTER_VALUES = 10_000
+# The whole clause, in characters: 10,000 values of ~100 characters.
+MAX_FILTER_CHARS = 1 << 20
+
+
+def check_filter_size(terms: int, values: int = 0, chars: int = 0) -> None:
+    """Refuse a filter of more than :data:`MAX_FILTER_TERMS` terms, a list of more than
+    :data:`MAX_FILTER_VALUES` values, or a clause of more than :data:`MAX_FILTER_CHARS`."""
+    if terms > MAX_FILTER_TERMS:
+        raise InvalidFilter(
+            f"The filter has {terms:,} terms, above the bound of {MAX_FILTER_TERMS}; a row "
+            "holds at most 64 metadata items, so filter on the few keys that matter."
+        )
+    if values > MAX_FILTER_VALUES:
+        raise InvalidFilter(
+            f"A filter list has {values:,} values, above the bound of {MAX_FILTER_VALUES:,}; "
+            "split the query."
+        )
+    if chars > MAX_FILTER_CHARS:
+        raise InvalidFilter(
+            f"The filter is {chars:,} characters long, above the bound of "
+            f"{MAX_FILTER_CHARS:,}; filter on fewer or shorter values."
+        )
 
 
 def sql_literal(value: object) -> str:
@@ -72,8 +106,10 @@ def where_clause(
 ) -> str | None:
     """AND of equality tests: ``where`` on allowed columns, ``metadata`` on tags.
 
-    A list or tuple value means "any of these". ``None`` means "is null".
+    A list or tuple value means "any of these". ``None`` means "is null". The size is
+    bounded (:func:`check_filter_size`).
     """
+    check_filter_size(len(where or {}) + len(metadata or {}))
     parts: list[str] = []
     for column, value in (where or {}).items():
         if column not in allowed:
@@ -82,6 +118,7 @@ def where_clause(
                 "Put other keys in metadata= instead."
             )
         if isinstance(value, list | tuple | set | frozenset):
+            check_filter_size(1, len(value))
             parts.append(in_clause(column, sorted(value, key=repr)))
         elif value is None:
             parts.append(f"{column} IS NULL")
@@ -91,6 +128,9 @@ def where_clause(
         if not isinstance(key, str) or not key:
             raise InvalidFilter(f"Metadata filter key {key!r} must be a non-empty str.")
         values = value if isinstance(value, list | tuple) else [value]
+        check_filter_size(1, len(values))
         tags = ", ".join(sql_literal(tag(key, v)) for v in values)
         parts.append(f"array_has_any(tags, make_array({tags}))")
-    return " AND ".join(f"({p})" for p in parts) or None
+    clause = " AND ".join(f"({p})" for p in parts)
+    check_filter_size(len(parts), chars=len(clause))
+    return clause or None

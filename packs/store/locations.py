@@ -38,6 +38,12 @@ _ENV_TO_OPTION = {
 # An option whose name holds one of these words is a secret: never printed. The key id
 # is redacted too (harmless, and it names the account).
 _SECRET_WORDS = ("secret", "token", "password", "passwd", "key", "credential", "signature")
+# The object stores a Pack root may name (docs/durability.md); Lance also knows memory://,
+# which keeps nothing after the process ends, and ftp:// or http:// are no storage.
+REMOTE_SCHEMES = ("s3",)
+# Linux's PATH_MAX and NAME_MAX: a longer local root can't be created.
+MAX_ROOT_CHARS = 4096
+MAX_NAME_CHARS = 255
 
 
 def resolve_root(root: str | os.PathLike[str] | None) -> str:
@@ -56,15 +62,44 @@ def resolve_root(root: str | os.PathLike[str] | None) -> str:
             "s3://bucket/prefix (or leave it out for WOLFIE_ROOT or ./.wolfie)."
         )
     if is_remote(text):
+        scheme = text.split("://", 1)[0].lower()
+        if scheme not in REMOTE_SCHEMES:
+            raise InvalidInput(
+                f"Pack root {_shown(text)!r}: {scheme}:// is not a storage Wolfie keeps Packs "
+                "in; pass a local folder or s3://bucket/prefix."
+            )
         return text.rstrip("/")
     if text.startswith("file:"):
         text = _local_path_of(text)
+    if len(text) > MAX_ROOT_CHARS or any(len(part) > MAX_NAME_CHARS for part in Path(text).parts):
+        raise InvalidInput(
+            f"Pack root {_shown(text)!r} ({len(text):,} characters) is longer than a path "
+            f"can be ({MAX_ROOT_CHARS} characters, {MAX_NAME_CHARS} a folder name)."
+        )
     path = Path(text).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise StorageError(
             f"Pack root {str(path)!r} exists but is not a folder; pass a folder to keep Packs in."
         )
     return str(path)
+
+
+def _shown(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def make_local_folder(location: PackLocation) -> None:
+    """Create a local Pack's folder (nothing for an object store), or raise a
+    :class:`StorageError` saying why it can't be (``/proc``, a read-only disk)."""
+    if is_remote(location.uri):
+        return
+    try:
+        Path(location.uri).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"Can't create Pack {location.name!r} under {_shown(location.root)!r}: "
+            f"{exc.strerror or exc}. Pass a folder you can write to (--root or WOLFIE_ROOT)."
+        ) from exc
 
 
 def _local_path_of(uri: str) -> str:

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from packs.errors import InvalidFilter, InvalidInput, PackNotFound
 from packs.store import schemas
-from packs.store.filters import in_clause, sql_literal
+from packs.store.filters import check_filter_size, in_clause, sql_literal
 from packs.store.gateway import PackStore
 
 # Query names -> (table, fixed condition). "knowledge" and "memories" split one table.
@@ -78,7 +78,9 @@ def parse_conditions(where: Mapping[str, object] | Sequence[Condition] | None) -
 
 
 def clause_for(conditions: Sequence[Condition], schema: pa.Schema) -> str | None:
-    """SQL for ``conditions`` on ``schema``'s columns only, every value a literal."""
+    """SQL for ``conditions`` on ``schema``'s columns only, every value a literal, of a
+    bounded size (:func:`packs.store.filters.check_filter_size`)."""
+    check_filter_size(len(conditions))
     names = set(schema.names)
     parts = []
     for cond in conditions:
@@ -91,13 +93,16 @@ def clause_for(conditions: Sequence[Condition], schema: pa.Schema) -> str | None
         kind = schema.field(cond.column).type
         if cond.op == "in":
             values = cond.value if isinstance(cond.value, list | tuple) else [cond.value]
+            check_filter_size(1, len(values))
             parts.append(in_clause(cond.column, [_coerce(v, kind, cond.column) for v in values]))
         elif cond.value is None and cond.op in ("=", "!="):
             parts.append(f"{cond.column} IS {'NOT ' if cond.op == '!=' else ''}NULL")
         else:
             value = _coerce(cond.value, kind, cond.column)
             parts.append(f"{cond.column} {cond.op} {sql_literal(value)}")
-    return " AND ".join(f"({p})" for p in parts) or None
+    clause = " AND ".join(f"({p})" for p in parts)
+    check_filter_size(len(parts), chars=len(clause))
+    return clause or None
 
 
 def _coerce(value: object, kind: pa.DataType, column: str) -> object:

@@ -36,9 +36,13 @@ def memory_id(intent: str, response: str, scope: str | None = None) -> str:
     return "m_" + stable_hash(normalise(intent), normalise(response), "scope", scope)
 
 
-def knowledge_id(source: str, position: int) -> str:
-    """A chunk is addressed by its source and position, so a re-ingest hits the same row."""
-    return "k_" + stable_hash(source, str(position))
+def knowledge_id(source: str, position: int, scope: str | None = None) -> str:
+    """A chunk is addressed by its source and position, so a re-ingest hits the same row;
+    a scoped chunk's id holds its scope too, so one scope's ingest never rewrites another
+    scope's rows or the shared ones of the same source."""
+    if scope is None:
+        return "k_" + stable_hash(source, str(position))
+    return "k_" + stable_hash(source, str(position), "scope", scope)
 
 
 def tags_of(metadata: dict[str, Any]) -> list[str]:
@@ -110,7 +114,7 @@ def memory_row(
 def knowledge_row(chunk: KnowledgeChunk, vec: np.ndarray, now: datetime) -> dict[str, Any]:
     return {
         **_base_row(now),
-        "id": knowledge_id(chunk.source, chunk.position),
+        "id": knowledge_id(chunk.source, chunk.position, chunk.metadata.get(SCOPE_KEY)),
         "kind": schemas.KIND_KNOWLEDGE,
         "intent_text": chunk.text,
         "intent_embedding": vec,

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from typer.testing import CliRunner
 
 from flows.demo import demo_flow
 from packs import Pack
 from wolfie.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_demo_flow_builds_learns_and_publishes(tmp_path):
@@ -55,6 +60,12 @@ def test_demo_learning_replaces_a_misleading_top_item_with_a_helpful_one(tmp_pat
     rates = result.success_by_epoch
     assert rates[1] < 1.0 and rates[3] > rates[1]
     assert result.moves[0] == f"was #{result.before.positions[after[0].id]}"
+    # The README quotes this run's figures: they must be what the demo does now (issue
+    # 23: it said 75% -> 100% while fresh runs gave 67%, 100%, 100%).
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r"success rises from (\d+)% to (\d+)% across three epochs", readme)
+    assert quoted, "README.md no longer quotes the demo's success rates"
+    assert (f"{rates[1]:.0%}", f"{rates[3]:.0%}") == (f"{quoted[1]}%", f"{quoted[2]}%")
 
 
 def test_demo_flow_artifacts(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from flows.ingest import MediaIngestRun, ingest_media_flow
 from packs import Pack
 from packs.ingest.checkpoints import CheckpointKeys as Keys
 from packs.ingest.download import media_id_of
+from packs.ingest.progress import ProgressEvent, listening
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcribe import TranscribeOptions
 from packs.ingest.transcript import iter_segments
@@ -75,6 +77,7 @@ class Resumed:
     onboarding_id: str
     garden_id: str
     parts_before_resume: int
+    events: list[ProgressEvent]  # what the resumed run reported (the CLI's bars show them)
 
 
 @pytest.fixture(scope="module")
@@ -112,9 +115,10 @@ def resumed(media: Clips, server: str, s3) -> Resumed:
     child.wait()
     assert store.get_json(Keys.transcript_done(onboarding_id, fp)) is None, "killed too late"
     parts = len(store.list(f"{onboarding_id}/transcript/{fp}/"))
-    with s3.environ():  # this time the AWS_* variables route the Pack to moto
+    events: list[ProgressEvent] = []
+    with s3.environ(), listening(events.append):  # now AWS_* routes the Pack to moto
         result = ingest_media_flow(**params)
-    return Resumed(target, result, onboarding_id, media_id_of(media.garden.path), parts)
+    return Resumed(target, result, onboarding_id, media_id_of(media.garden.path), parts, events)
 
 
 def test_killed_run_resumes_without_duplicates_or_losses(resumed: Resumed):
@@ -186,3 +190,18 @@ def test_run_publishes_progress_and_summary_artifacts(resumed: Resumed):
     assert summaries and any(resumed.onboarding_id in str(a.data) for a in summaries)
     bars = [a for a in progress if a.type == "progress"]
     assert bars and max(float(a.data) for a in bars) == 100.0
+
+
+def test_transcription_reports_progress_by_audio_seconds(resumed: Resumed, media: Clips):
+    """Bug: a media item's bar said "download" at 10 % for the whole transcription (the
+    transcribe step reported only when a 300 s window ended), so an hour-long file looked
+    stuck. Now the step reports as soon as it starts (where a resume starts), then segment
+    by segment, in seconds of audio."""
+    onboarding = [e for e in resumed.events if e.source.endswith("/onboarding.mp3")]
+    heard = [e for e in onboarding if e.step == "transcribe" and e.fraction < 1]
+    total = round(media.onboarding.duration_s)
+    assert all(re.fullmatch(rf"\d+ of {total} s of audio", e.detail) for e in heard), heard
+    assert 0.3 < heard[0].fraction < 0.9  # it starts where the killed run stopped
+    within = [e for e in heard if heard[0].fraction < e.fraction < 0.99]
+    assert len({e.fraction for e in within}) >= 2, [(e.fraction, e.detail) for e in heard]
+    assert [e.fraction for e in heard] == sorted(e.fraction for e in heard)

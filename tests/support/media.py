@@ -170,6 +170,17 @@ def serve(folder: Path) -> Iterator[str]:
         server.server_close()
 
 
+def loopback_name() -> str | None:
+    """This machine's host name if it resolves to loopback only (a DNS name that an
+    allowlist by name must not let reach 127.0.0.1), else None."""
+    name = socket.gethostname()
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        return None
+    return name if found and all(a.startswith("127.") or a == "::1" for a in found) else None
+
+
 def closed_port() -> int:
     """A local port with nothing listening on it (connections are refused)."""
     with socket.socket() as sock:

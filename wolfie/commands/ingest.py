@@ -152,10 +152,10 @@ def _ingest_media(
         }
 
         def show(event: ProgressEvent) -> None:
-            if event.source in bars:
-                progress.update(
-                    bars[event.source], completed=100 * event.overall, step=escape(event.step)
-                )
+            if event.source in bars:  # "transcribe 312 of 3,600 s of audio"
+                step = f"{event.step} {event.detail}".strip()
+                progress.update(bars[event.source], completed=100 * event.overall,
+                                step=escape(step))  # fmt: skip
 
         with listening(show):
             result = flow(sources=sources, pack=pack, root=root, transcribe=transcribe,

@@ -2,7 +2,8 @@
 
 Over HTTP every request must carry ``Authorization: Bearer $WOLFIE_MCP_TOKEN``; the
 server refuses to start on a non-loopback address without a token. Nothing but the MCP
-protocol is written to stdout in stdio mode: logs go to stderr.
+protocol is written to stdout in stdio mode: logs go to stderr. An agent ingests only
+from the folders and URL prefixes named here (``packs/ingest/policy.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from typing import Annotated
 import typer
 
 from packs.errors import InvalidInput
+from packs.ingest.policy import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    DEFAULT_MAX_MEDIA_BYTES,
+    IngestPolicy,
+)
+from wolfie.mcp.ingest_runs import DEFAULT_MAX_RUNS
 
 TOKEN_ENV = "WOLFIE_MCP_TOKEN"
 
@@ -22,8 +29,10 @@ def parse_http(address: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port)."""
     host, sep, port_text = address.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise InvalidInput(f"--http takes HOST:PORT, e.g. 127.0.0.1:8765, not {address!r}.")
+    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) < 65536:
+        raise InvalidInput(
+            f"--http takes HOST:PORT (port 0: any free one), e.g. 127.0.0.1:8765, not {address!r}."
+        )
     return host, int(port_text)
 
 
@@ -58,17 +67,42 @@ def register(app: typer.Typer) -> None:
                 f"requests need 'Authorization: Bearer ${TOKEN_ENV}'."
             ),
         ] = None,
+        ingest_root: Annotated[
+            list[str] | None,
+            typer.Option(help="A folder agents may ingest files from (repeatable)."),
+        ] = None,
+        ingest_url_prefix: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="A URL prefix agents may ingest from (repeatable); a private or "
+                "loopback host only when named by its address or as localhost."
+            ),
+        ] = None,
+        max_ingest_runs: Annotated[
+            int, typer.Option(min=1, max=64, help="Ingest runs at once.")
+        ] = DEFAULT_MAX_RUNS,
+        max_document_mb: Annotated[
+            int, typer.Option(min=1, help="Largest document file an agent may ingest.")
+        ] = DEFAULT_MAX_DOCUMENT_BYTES >> 20,
+        max_media_mb: Annotated[
+            int, typer.Option(min=1, help="Largest media file or download an agent may ingest.")
+        ] = DEFAULT_MAX_MEDIA_BYTES >> 20,
     ) -> None:
         """Serve a Pack to agent hosts over MCP: stdio by default, or streamable HTTP.
 
-        Tools: recall, remember, feedback, signal, outcome, resolve, ingest, search,
-        maturity (a read-only server has only search and maturity).
+        Tools: recall, remember, feedback, signal, outcome, resolve, ingest, ingest_status,
+        search, maturity (a read-only server has only search and maturity). Agents ingest
+        nothing unless --ingest-root or --ingest-url-prefix allows it.
         """
-        from wolfie.mcp.runtime import serve_http, serve_stdio
+        from wolfie.mcp.runtime import IngestLimits, serve_http, serve_stdio
 
         root = root or os.environ.get("WOLFIE_ROOT")
+        policy = IngestPolicy.build(
+            ingest_root or (), ingest_url_prefix or (), max_document_mb << 20, max_media_mb << 20
+        )
+        ingest = IngestLimits(policy, max_ingest_runs)
         if http is None:
-            serve_stdio(pack, root, read_only=read_only, scope=scope)
+            serve_stdio(pack, root, read_only=read_only, scope=scope, ingest=ingest)
             return
         host, port = parse_http(http)
         token = os.environ.get(TOKEN_ENV) or None
@@ -77,4 +111,4 @@ def register(app: typer.Typer) -> None:
                 f"Refusing to serve MCP on {host} without a token: set {TOKEN_ENV}, "
                 "or bind 127.0.0.1."
             )
-        serve_http(pack, root, host, port, token, read_only=read_only, scope=scope)
+        serve_http(pack, root, host, port, token, read_only=read_only, scope=scope, ingest=ingest)

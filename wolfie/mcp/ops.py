@@ -1,5 +1,5 @@
 """What the MCP server adds to :mod:`wolfie.agent_tools`: scoped recall with filters,
-outcomes, resolution, maturity, and ingestion started in the background.
+outcomes, resolution and maturity (ingestion runs: :mod:`wolfie.mcp.ingest_runs`).
 
 Plain functions over an open Pack returning frozen dataclasses (the SDK publishes their
 fields as each tool's output schema). No MCP, Typer or Prefect imports here.
@@ -7,26 +7,17 @@ fields as each tool's output schema). No MCP, Typer or Prefect imports here.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from packs.errors import InvalidInput
-from packs.extras import require
 from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.records import FeedbackResult, Recall, Record
 from packs.store.filters import MEMORY_FILTER_COLUMNS
 from packs.store.scopes import SCOPE_KEY
 from wolfie import agent_tools
-
-MAX_SOURCES = 100
 
 
 @dataclass(frozen=True)
@@ -37,17 +28,6 @@ class Resolved(Record):
     intrinsic_reward: float | None
     successes_compared: int
     applied: int
-
-
-@dataclass(frozen=True)
-class IngestStarted(Record):
-    """``run_id`` names the ingestion flow run (its Prefect flow-run name); ``log`` is
-    where the background run writes its progress."""
-
-    run_id: str
-    pack: str
-    sources: tuple[str, ...]
-    log: str
 
 
 def split_filters(
@@ -97,27 +77,3 @@ def resolve(
 def maturity(pack: Pack) -> Maturity:
     """The five maturity signals (MISSION.md) and the stage they put the Pack in."""
     return pack.maturity()
-
-
-def start_ingest(pack: str, root: str | None, sources: Sequence[str]) -> IngestStarted:
-    """Start ``wolfie ingest`` for ``sources`` in a background process; return at once.
-
-    The run is a separate process (not a thread of the server), so a long transcription
-    never blocks the agent's other calls and its output never reaches the MCP pipe.
-    """
-    if isinstance(sources, str) or not sources or len(sources) > MAX_SOURCES:
-        raise InvalidInput(f"sources must be a list of 1 to {MAX_SOURCES} URLs or paths.")
-    if not all(isinstance(s, str) and s.strip() and "\x00" not in s for s in sources):
-        raise InvalidInput("Every source must be a non-empty URL or path string.")
-    require("batch", "MCP ingest")  # the run is a Prefect flow
-    run_id = f"mcp-ingest-{uuid.uuid4().hex[:12]}"
-    log_dir = Path(tempfile.gettempdir()) / "wolfie-mcp-ingest"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"{run_id}.log"
-    command = [sys.executable, "-m", "wolfie.mcp.ingest_run", run_id, pack, root or "", *sources]
-    with open(log_path, "wb") as log:
-        subprocess.Popen(  # a fixed command: sources are arguments, never a shell
-            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env={**os.environ, "COLUMNS": "120"}, start_new_session=True,
-        )  # fmt: skip
-    return IngestStarted(run_id, pack, tuple(sources), str(log_path))

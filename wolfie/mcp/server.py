@@ -11,7 +11,14 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
   and enforced in recall filters (``packs/store/scopes.py``). A server started with a scope is
   pinned to it: a call naming another scope is refused.
 - **Read-only**: ``--read-only`` opens the Pack read-only and registers only the reads:
-  ``search``, ``maturity`` and ``history``.
+  ``search``, ``maturity`` and ``history``. The read tools carry MCP's ``readOnlyHint``.
+- **Parameters**: every one has a description and limits in the input schema
+  (:mod:`wolfie.mcp.params`), so a client sees the rating range, ``k``'s bounds and the
+  Pack's signal names before it calls.
+- **Ingest**: only what the operator allowed (``--ingest-root``, ``--ingest-url-prefix``;
+  nothing without them), at most ``--max-ingest-runs`` at once, each source within its
+  size limit (:mod:`wolfie.mcp.ingest_runs`, ``packs/ingest/policy.py``); a scoped call's
+  chunks belong to its scope. ``ingest_status`` reads a run back.
 - **Errors**: a ``WolfieError`` becomes a tool error carrying its message; the SDK turns
   any other exception into a tool error too, so no call crashes the server.
 - **Durability**: every write tool flushes before it answers, so an acknowledged write
@@ -26,15 +33,19 @@ from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 from packs.errors import InvalidInput, WolfieError
+from packs.ingest.policy import IngestPolicy
 from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult, RevisionResult
 from wolfie import agent_tools, corrections, forget_tool
 from wolfie.corrections import History
 from wolfie.mcp import ops as mcp_ops
-from wolfie.mcp.ops import IngestStarted, Resolved
+from wolfie.mcp.ingest_runs import IngestRuns, IngestStarted, IngestStatus
+from wolfie.mcp.ops import Resolved
+from wolfie.mcp.params import FILTERS, describe
 
 INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
 1. Before answering, call `recall` with the user's request. Use the returned `prompt`
@@ -50,6 +61,11 @@ INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
 Pass the same `scope` (a user or session id) to every call for one user."""
 
 T = TypeVar("T")
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+# changes or removes what is stored (a client may ask the user first)
+DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 Json = str | int | float | bool | None
 
@@ -85,22 +101,30 @@ def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
 
 
 def build_server(
-    pack: Pack, *, scope: str | None = None, ingest_root: str | None = None
+    pack: Pack, *, scope: str | None = None, runs: IngestRuns | None = None
 ) -> MCPServer:
-    """An MCP server over an open ``pack``; the write tools only if it is writable."""
+    """An MCP server over an open ``pack``; the write tools only if it is writable.
+    ``runs`` starts ingest runs within the operator's policy (default: none allowed)."""
     server: MCPServer = MCPServer(
         name="wolfie", title=f"Wolfie Pack {pack.name}", instructions=INSTRUCTIONS
     )
     guard = ScopeGuard(scope)
+    runs = runs or IngestRuns(pack.name, None, IngestPolicy())
+    limits = (pack.settings.max_text_chars, tuple(pack.settings.rewards.vocabulary))
 
-    def add(fn: Callable[..., Any], description: str, *, flush: bool = False) -> None:
+    def add(
+        fn: Callable[..., Any], description: str, *, flush: bool = False,
+        annotations: ToolAnnotations = WRITE,
+    ) -> None:  # fmt: skip
         def flushed(*args: Any, **kwargs: Any) -> Any:
             result = fn(*args, **kwargs)
             pack.flush()  # acknowledged means stored
             return result
 
+        describe(fn, *limits)
         body = functools.wraps(fn)(flushed) if flush else fn
-        server.add_tool(tool_errors(body), name=fn.__name__, description=description)
+        server.add_tool(tool_errors(body), name=fn.__name__, description=description,
+                        annotations=annotations)  # fmt: skip
 
     def search(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
@@ -115,15 +139,14 @@ def build_server(
         return corrections.history(pack, memory_id, scope=guard(scope))
 
     add(search, "Rank the Pack's memories and knowledge for `query` without logging an "
-        "episode (read-only; use `recall` when you will give feedback). `filters` maps "
-        "columns (kind, source, title, signal_polarity, outcome) or metadata keys to "
-        "values; `scope` is a user or session id.")  # fmt: skip
+        "episode (read-only; use `recall` when you will give feedback). `filters`: "
+        f"{FILTERS} `scope` is a user or session id.", annotations=READ)  # fmt: skip
     add(maturity, "How mature the Pack is: episode count, utility convergence against the "
         "EMA noise floor, hit rate, coverage, feedback density, and the stage (cold, "
-        "warming, warm).")  # fmt: skip
+        "warming, warm).", annotations=READ)  # fmt: skip
     add(history, "A memory's versions, oldest first: when it was created, merged with a "
         "near-duplicate or revised, what changed (old and new values) and from which call. "
-        "Only memories this `scope` can recall.")  # fmt: skip
+        "Only memories this `scope` can recall.", annotations=READ)  # fmt: skip
     if pack.read_only:
         return server
 
@@ -185,14 +208,17 @@ def build_server(
             polarity=polarity, metadata=metadata, source="mcp", scope=guard(scope),
         )  # fmt: skip
 
-    def ingest(sources: list[str]) -> IngestStarted:
-        return mcp_ops.start_ingest(pack.name, ingest_root, sources)
+    def ingest(sources: list[str], scope: str | None = None) -> IngestStarted:
+        return runs.start(sources, guard(scope))
+
+    def ingest_status(run_id: str, scope: str | None = None) -> IngestStatus:
+        return runs.status(run_id, guard(scope))
 
     add(recall, "Call this BEFORE answering. Returns an `episode_id`, a `prompt` block to "
         "put in your context (lessons first; WARNING items misled before: avoid them) and "
         "the ranked `items` (id, kind, text, similarity, utility, score; start_s/end_s "
-        "for media). Keep the episode_id and reward it when the outcome is known.",
-        flush=True)  # fmt: skip
+        "for media). Keep the episode_id and reward it when the outcome is known. "
+        f"`filters`: {FILTERS}", flush=True)  # fmt: skip
     add(remember, "Store an interaction: what was asked (`intent`), what was done "
         "(`response`), how it turned out (`outcome`); `polarity` 'failure' marks a "
         "mistake to warn about. Near-duplicates merge into the existing memory.",
@@ -211,12 +237,16 @@ def build_server(
     add(forget, "Forget for good: `memory_ids`, or every row of `scope` (its memories and "
         "the episodes recalled in it), or what `where` (columns or metadata: value) matches; "
         "give exactly one. `purge` also removes older stored versions now. A scoped server "
-        "forgets only its own scope's rows.", flush=True)  # fmt: skip
+        "forgets only its own scope's rows.", flush=True, annotations=DESTROY)  # fmt: skip
     add(revise, "Correct a memory in place (same id): give only the fields to change. A "
         "new `response` or `polarity` ('none' clears it) is a new action whose utility "
         "restarts; `metadata` replaces the old. Only memories of your `scope`.",
-        flush=True)  # fmt: skip
-    add(ingest, "Start ingesting media URLs or files, documents or folders of documents "
-        "into this Pack. Returns at once with a `run_id` (the flow run's name); the run "
-        "continues in the background.")  # fmt: skip
+        flush=True, annotations=DESTROY)  # fmt: skip
+    add(ingest, "Start ingesting direct media URLs or files, documents or folders of "
+        f"documents into this Pack. This server may ingest {runs.policy.describe()}; "
+        "hidden files are never read. Returns at once with a `run_id`; the run continues "
+        "in the background (read it with ingest_status). With a `scope`, the chunks are "
+        "that scope's only.", annotations=FETCH)  # fmt: skip
+    add(ingest_status, "How an ingest run is going: running, finished or failed, its "
+        "counts, each failed item's error and the tail of its log.", annotations=READ)  # fmt: skip
     return server

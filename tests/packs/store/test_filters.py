@@ -54,3 +54,22 @@ def test_tag_format():
     assert tag("symbol", "NVDA") == "symbol=NVDA"
     assert tag("flag", None) == "=flag"  # not "flag=", the tag of an empty string
     assert tag("a=b", "c") == "a\\=b=c" != tag("a", "b=c")
+
+
+def test_filter_size_is_bounded_before_it_reaches_the_parser():
+    """Bug (issue 23): a filter of ~40,000 keys segfaulted the process in LanceDB's SQL
+    parser. Past the bounds the filter is refused with an InvalidFilter instead."""
+    from packs.store.filters import MAX_FILTER_CHARS, MAX_FILTER_TERMS, MAX_FILTER_VALUES
+
+    with pytest.raises(InvalidFilter, match="40,000 terms"):
+        where_clause(metadata={f"k{i}": "v" for i in range(40_000)})
+    with pytest.raises(InvalidFilter, match="terms"):
+        where_clause(metadata={f"k{i}": "v" for i in range(MAX_FILTER_TERMS + 1)})
+    assert where_clause(metadata={f"k{i}": "v" for i in range(MAX_FILTER_TERMS - 1)})
+    with pytest.raises(InvalidFilter, match="values"):
+        where_clause({"id": [f"m{i}" for i in range(MAX_FILTER_VALUES + 1)]})
+    with pytest.raises(InvalidFilter, match="values"):
+        where_clause(metadata={"tag": list(range(MAX_FILTER_VALUES + 1))})
+    long = "x" * (MAX_FILTER_CHARS // 8)
+    with pytest.raises(InvalidFilter, match="characters long"):
+        where_clause(metadata={f"k{i}": long for i in range(10)})

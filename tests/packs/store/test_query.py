@@ -149,3 +149,15 @@ def test_parse_where_types_values():
     assert parse_where(["source=a=b"]) == {"source": "a=b"}
     with pytest.raises(InvalidFilter):
         parse_where(["no operator here"])
+
+
+def test_query_filter_size_is_bounded(trading_pack):
+    """Bug (issue 23): `wolfie query` with 40,000 --where conditions segfaulted the
+    process in LanceDB's SQL parser; now it is an InvalidFilter."""
+    from packs.errors import InvalidFilter
+    from packs.store.query import AllOf
+
+    many = AllOf(tuple(("!=", f"v{i}") for i in range(40_000)))
+    with pytest.raises(InvalidFilter, match="40,000 terms"):
+        trading_pack.query("memories", where={"intent_text": many})
+    assert trading_pack.query("memories", where={"kind": "memory"}).height

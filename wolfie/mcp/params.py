@@ -1,0 +1,127 @@
+"""One description and one set of limits per MCP tool parameter name, for every tool.
+
+A tool is a plain function; :func:`describe` gives each of its parameters the row of
+:data:`PARAMS` that its name picks (a pydantic ``Field``: description, range, length),
+so the SDK publishes them in the tool's input schema and refuses what breaks them
+before the tool runs. A parameter with no row is a programming error, raised when the
+server is built: add the row here (one line per name, shared by every tool using it).
+Text lengths follow the Pack's ``max_text_chars``; a signal's name is an enum of the
+Pack's own reward vocabulary.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from packs.store.filters import MAX_FILTER_TERMS, MAX_FILTER_VALUES
+from packs.store.scopes import MAX_SCOPE_CHARS
+from packs.validation import MAX_METADATA_KEYS
+
+TEXT = "text"  # marks a free-text parameter: at most the Pack's max_text_chars
+ID_CHARS = 256  # episode and memory ids are ~35 characters; keys are the caller's own
+MAX_SOURCES = 100
+MAX_MEMORY_IDS = 100  # a recall returns at most k <= 100 items
+
+FILTERS = (
+    "Keep only items that match every key: a column (kind: 'memory' or 'knowledge', "
+    "source, title, signal_polarity, outcome, id, source_position) or a metadata key, "
+    "mapped to a value or to a list of values meaning any of them; e.g. "
+    '{"kind": "knowledge", "symbol": ["NVDA", "AMD"]}. '
+    f"At most {MAX_FILTER_TERMS} keys and {MAX_FILTER_VALUES:,} values a list."
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    description: str
+    limits: dict[str, Any] = field(default_factory=dict)  # pydantic Field constraints
+
+
+PARAMS: dict[str, Param] = {
+    "query": Param("The user's request or question, in their words.", {"min_length": 1, TEXT: 1}),
+    "k": Param(
+        "How many items to return, 1 to 100 (default: the Pack's k2).", {"ge": 1, "le": 100}
+    ),
+    "filters": Param(FILTERS, {"max_length": MAX_FILTER_TERMS}),
+    "scope": Param(
+        "A user or session id: the call sees that scope's rows and the shared ones, and "
+        "writes into that scope. Pass the same scope on every call for one user.",
+        {"min_length": 1, "max_length": MAX_SCOPE_CHARS},
+    ),
+    "episode_id": Param(
+        "The episode_id that recall returned.", {"min_length": 1, "max_length": ID_CHARS}
+    ),
+    "rating": Param(
+        "How the recalled items did: -1 misled, 0 neutral, +1 helped, or any number in between.",
+        {"ge": -1.0, "le": 1.0},
+    ),
+    "name": Param("The implicit signal, one of the Pack's reward vocabulary."),
+    "memory_ids": Param(
+        "Only these recalled item ids get the signal (default: every item of the episode).",
+        {"min_length": 1, "max_length": MAX_MEMORY_IDS},
+    ),
+    "idempotency_key": Param(
+        "A string naming this reward once: a retry with the same key changes nothing.",
+        {"min_length": 1, "max_length": ID_CHARS},
+    ),
+    "intent": Param("What was asked or attempted, in words.", {"min_length": 1, TEXT: 1}),
+    "response": Param("What was done or answered, in words.", {"min_length": 1, TEXT: 1}),
+    "outcome": Param("How it turned out, in words.", {"min_length": 1, TEXT: 1}),
+    "polarity": Param(
+        "'success' for something to repeat; 'failure' marks a mistake to warn about."
+    ),
+    "metadata": Param(
+        f"Facts to filter on later: an object of at most {MAX_METADATA_KEYS} keys, each "
+        "mapped to a string, number, boolean or null.",
+        {"max_length": MAX_METADATA_KEYS},
+    ),
+    "amount": Param(
+        "The measured outcome (e.g. a P&L); the reward is tanh(amount / the Pack's outcome scale).",
+        {"allow_inf_nan": False},
+    ),
+    "success": Param("Whether the episode succeeded, if known."),
+    "sources": Param(
+        "Direct media URLs, media files, documents (.md, .txt, .html) or folders of "
+        "documents, within what the operator allowed (see the tool's description).",
+        {"min_length": 1, "max_length": MAX_SOURCES},
+    ),
+    "run_id": Param("The run_id that ingest returned.", {"pattern": r"^mcp-ingest-[0-9a-f]{12}$"}),
+    "memory_id": Param(
+        "A memory's id, as recall or remember returned it.",
+        {"min_length": 1, "max_length": ID_CHARS},
+    ),
+    "where": Param(
+        "Forget what matches: an object of column or metadata keys mapped to a value or a "
+        "list of values (as recall's filters).",
+        {"min_length": 1, "max_length": MAX_FILTER_TERMS},
+    ),
+    "purge": Param(
+        "Also remove the older stored versions and files that still hold the rows, now "
+        "(else the nightly maintain-pack does)."
+    ),
+}
+
+
+def describe(fn: Callable[..., Any], max_text_chars: int, vocabulary: Sequence[str]) -> None:
+    """Give each parameter of ``fn`` its :data:`PARAMS` row (``fn.__signature__``)."""
+    signature = inspect.signature(fn, eval_str=True)
+    described = []
+    for param in signature.parameters.values():
+        if param.name not in PARAMS:
+            raise KeyError(f"MCP parameter {param.name!r} of {fn.__name__} has no row in PARAMS.")
+        row = PARAMS[param.name]
+        limits = dict(row.limits)
+        if limits.pop(TEXT, None):
+            limits["max_length"] = max_text_chars
+        annotation = param.annotation
+        if param.name == "name":
+            annotation = Literal[tuple(sorted(vocabulary))]
+        spec = Field(description=row.description, **limits)
+        described.append(param.replace(annotation=Annotated[annotation, spec]))
+    # inspect.signature (and so the SDK) reads __signature__ first
+    setattr(fn, "__signature__", signature.replace(parameters=described))  # noqa: B010
