@@ -91,7 +91,7 @@ class RewardService:
                     f"Memories {unknown} were not injected in episode {episode_id!r}; "
                     "rewards go only to what the episode used."
                 )
-            if idempotency_key is not None and self.keys.seen(key):
+            if idempotency_key is not None and self.keys.seen(episode_id, key):
                 # Durable mode: a redelivery of a call whose commit failed retries it,
                 # and raises again rather than report as stored what is only buffered.
                 self._flusher.maybe_flush()
