@@ -32,6 +32,10 @@ from packs.store.gateway import PackStore
 from packs.validation import check_text, check_unit_interval
 
 
+# A reward's source and signal are short labels (hand-set: far above any vocabulary name).
+_LABEL_CHARS = 200
+
+
 class RewardService:
     """Applies rewards to the memories an episode injected."""
 
@@ -78,6 +82,8 @@ class RewardService:
             raise InvalidInput(f"episode_id must be a str, got {type(episode_id).__name__}.")
         if idempotency_key is not None:
             check_text(idempotency_key, "idempotency_key", 512)
+        source = check_text(source, "reward source", _LABEL_CHARS)
+        signal = check_text(signal, "reward signal", _LABEL_CHARS)
         key = idempotency_key or uuid.uuid4().hex
         settings = self._settings.value
         wiring = settings.rewards
