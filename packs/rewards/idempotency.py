@@ -1,9 +1,10 @@
 """Idempotency keys of reward calls: a redelivered reward is applied once.
 
 A key names one reward of one episode: the same key on another episode (another
-caller's, another scope's) is another reward, never a duplicate (issue 23). The truth is the buffer and the stored ``reward_events`` log; the in-memory keys are
-only a bounded cache of the most recent ones, so memory stays flat however many
-rewards a long-lived handle applies (docs/durability.md).
+caller's, another scope's) is another reward, never a duplicate (issue 23). The truth
+is the buffer and the stored ``reward_events`` log; the in-memory keys are only a
+bounded cache of the most recent ones, so memory stays flat however many rewards a
+long-lived handle applies (docs/durability.md).
 """
 
 from __future__ import annotations

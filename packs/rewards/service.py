@@ -31,7 +31,6 @@ from packs.settings import ActiveSettings
 from packs.store.gateway import PackStore
 from packs.validation import check_text, check_unit_interval
 
-
 # A reward's source and signal are short labels (hand-set: far above any vocabulary name).
 _LABEL_CHARS = 200
 

@@ -5,27 +5,27 @@ Other modules never hold a LanceDB table: they ask the gateway for rows (``get``
 ``scan``), counts (``count``), nearest neighbours (``search``, with LanceDB's cosine
 ``_distance``; :func:`packs.recall.ranking.similarity_from_distance` turns it into a
 similarity), versions and commits. Only modules in ``packs/store/`` import ``lancedb``.
+Connection, table handles, versions, maintenance and the retries of reads and commits
+are in :class:`packs.store.tables.TableAccess`, its base.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import time
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
-from packs.errors import InvalidInput, PackNotFound, ReadOnlyPack, TransientStorageError
+from packs.errors import InvalidInput
 from packs.store import schemas
-from packs.store.faults import CONTENTION_RETRIES, is_contention, storage_step
+from packs.store.faults import storage_step
 from packs.store.filters import in_clause
-from packs.store.locations import PackLocation, is_remote
+from packs.store.tables import WRITER_CONSISTENCY, TableAccess
+
+__all__ = ["REFINE_FACTOR", "VECTOR_COLUMN", "WRITER_CONSISTENCY", "PackStore"]
 
 VECTOR_COLUMN = "intent_embedding"
 # Maintenance's IVF_SQ index scores 8-bit codes: at 1M rows it found 0.89 of the exact
@@ -35,61 +35,8 @@ VECTOR_COLUMN = "intent_embedding"
 REFINE_FACTOR = 4
 
 
-# How stale a writable handle's view of other processes' commits may be (hand-set: the
-# shared-learning target is "another process's next recall within 2 s", issue 14).
-WRITER_CONSISTENCY = timedelta(seconds=1)
-
-
-class PackStore:
+class PackStore(TableAccess):
     """The LanceDB tables of one Pack. All I/O of the engine goes through here."""
-
-    def __init__(self, location: PackLocation, *, read_only: bool) -> None:
-        self.location = location
-        self.read_only = read_only
-        self._conn: Any = None
-        self._tables: dict[str, Any] = {}
-        self._pinned: dict[str, int] = {}  # tables checked out at a past version
-        self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
-
-    @property
-    def _db(self) -> Any:
-        # Connecting to a local path creates the folder, so connect only when needed.
-        if self._conn is None:
-            self._conn = lancedb.connect(
-                self.location.uri,
-                storage_options=self.location.storage_options or None,
-                # Every handle sees other processes' commits without reopening: readers
-                # at once, writers within WRITER_CONSISTENCY (one check a second per
-                # table instead of one per call; docs/durability.md).
-                read_consistency_interval=(
-                    timedelta(seconds=0) if self.read_only else WRITER_CONSISTENCY
-                ),
-            )
-        return self._conn
-
-    def table_names(self) -> set[str]:
-        names: set[str] = set()
-        token = None
-        with storage_step(self.location, "list tables"):
-            while True:
-                page = self._db.list_tables(page_token=token, limit=1000)
-                names.update(page.tables)
-                token = page.page_token
-                if not token:
-                    return names
-
-    def exists(self) -> bool:
-        if not is_remote(self.location.uri) and not Path(self.location.uri).is_dir():
-            return False
-        return schemas.PACK_META in self.table_names()
-
-    def deleted(self) -> bool:
-        """True when a local Pack's folder (its ``pack_meta`` table) is gone since it was
-        opened: writing now would recreate half a Pack. One ``stat``; on object storage,
-        where a check costs a request, always False."""
-        if is_remote(self.location.uri):
-            return False
-        return not (Path(self.location.uri) / f"{schemas.PACK_META}.lance").is_dir()
 
     def create(self, dim: int) -> None:
         """Create every table that does not exist yet (safe to call again)."""
@@ -100,60 +47,11 @@ class PackStore:
                 if name not in existing:
                     self._db.create_table(name, schema=schema, exist_ok=True)
 
-    def _table(self, name: str) -> Any:
-        if name not in self._tables:
-            try:
-                with storage_step(self.location, f"open table {name!r}"):
-                    self._tables[name] = self._db.open_table(name)
-            except (FileNotFoundError, ValueError) as exc:
-                raise PackNotFound(
-                    f"Pack {self.location.name!r} under {self.location.root!r} has no "
-                    f"table {name!r}; create it with Pack.open(..., create=True)."
-                ) from exc
-        return self._tables[name]
-
-    def _at_version(self, name: str, version: int | None = None) -> Any:
-        """A handle on ``name`` at ``version`` (time travel), or at the latest commit."""
-        if version is None:
-            table = self._table(name)
-            with storage_step(self.location, f"refresh {name!r}"):
-                table.checkout_latest()
-            return table
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InvalidInput(f"version must be a positive int, got {version!r}.")
-        with storage_step(self.location, f"open {name!r} at version {version}"):
-            table = self._db.open_table(name)
-            try:
-                table.checkout(version)
-            except ValueError as exc:
-                raise InvalidInput(
-                    f"Table {name!r} of Pack {self.location.name!r} has no version {version}."
-                ) from exc
-        return table
-
-    def has_table(self, name: str) -> bool:
-        return name in self._tables or name in self.table_names()
-
-    def ensure_table(self, name: str, schema: pa.Schema) -> None:
-        """Open ``name``, creating it with ``schema`` first when it is missing."""
-        if not self.has_table(name):
-            self.require_writable(f"create table {name!r}")
-            with storage_step(self.location, f"create table {name!r}"):
-                self._db.create_table(name, schema=schema, exist_ok=True)
-
-    def require_writable(self, action: str) -> None:
-        if self.read_only:
-            raise ReadOnlyPack(
-                f"Pack {self.location.name!r} is open read-only; cannot {action}. "
-                "Open it with read_only=False to write."
-            )
-
     # --- pack_meta: small JSON values, upserted by key -------------------------------
 
     def read_meta(self) -> dict[str, Any]:
-        table = self._table(schemas.PACK_META)
-        with storage_step(self.location, "read Pack metadata"):
-            rows = table.to_arrow().to_pylist()
+        found = self._read(schemas.PACK_META, "read Pack metadata", lambda t: t.to_arrow())
+        rows = found.to_pylist()
         return {row["key"]: json.loads(row["value_json"]) for row in rows}
 
     def write_meta(self, values: Mapping[str, Any]) -> None:
@@ -176,7 +74,9 @@ class PackStore:
         self.require_writable(f"append to {name!r}")
         if data.num_rows:
             table = self._table(name)
-            self._commit(f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null"))
+            self._commit(
+                name, f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null")
+            )
 
     def merge(
         self,
@@ -207,7 +107,7 @@ class PackStore:
         if insert:
             builder = builder.when_not_matched_insert_all()
         result = self._commit(
-            f"merge into {name!r}", lambda: builder.execute(data, on_bad_vectors="null")
+            name, f"merge into {name!r}", lambda: builder.execute(data, on_bad_vectors="null")
         )
         return int(getattr(result, "num_inserted_rows", 0) or 0)
 
@@ -225,22 +125,15 @@ class PackStore:
             values[stamp] = "arrow_cast(now(), 'Timestamp(Microsecond, Some(\"UTC\"))')"
         table = self._table(name)
         self._commit(
-            f"update {name!r}", lambda: table.update(where=in_clause("id", ids), values_sql=values)
-        )
+            name, f"update {name!r}",
+            lambda: table.update(where=in_clause("id", ids), values_sql=values),
+        )  # fmt: skip
 
-    def _commit(self, step: str, write: Callable[[], Any]) -> Any:
-        """Run one commit; on write contention (Lance gave up on its own retries: the
-        commit did not land) wait with jittered backoff and try again, a bounded number
-        of times. Other faults go through :func:`storage_step` unchanged."""
-        for attempt in range(CONTENTION_RETRIES + 1):
-            try:
-                with storage_step(self.location, step):
-                    return write()
-            except TransientStorageError as exc:
-                if not is_contention(exc) or attempt == CONTENTION_RETRIES:
-                    raise
-                time.sleep(random.uniform(0.5, 1.5) * 2**attempt)
-        raise AssertionError("unreachable")  # pragma: no cover
+    def delete(self, name: str, where: str) -> None:
+        """Delete the rows of ``name`` matching ``where`` (a trusted clause), in one commit."""
+        self.require_writable(f"delete from {name!r}")
+        table = self._table(name)
+        self._commit(name, f"delete from {name!r}", lambda: table.delete(where))
 
     def drop_all(self) -> None:  # wolfie demo --fresh
         self.require_writable("drop the Pack")
@@ -252,9 +145,7 @@ class PackStore:
 
     def count(self, name: str, where: str | None = None, *, version: int | None = None) -> int:
         """Rows of ``name`` (matching ``where``; at ``version`` when given)."""
-        table = self._table(name) if version is None else self._at_version(name, version)
-        with storage_step(self.location, f"count {name!r}"):
-            return int(table.count_rows(where))
+        return self._read(name, f"count {name!r}", lambda t: int(t.count_rows(where)), version)
 
     def scan(
         self,
@@ -268,10 +159,10 @@ class PackStore:
     ) -> pa.Table:
         """``columns`` of every row (or of the rows matching ``where``, at most ``limit``;
         at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``."""
-        table = self._table(name) if version is None else self._at_version(name, version)
-        with storage_step(self.location, f"read {name!r}"):
+        wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
+
+        def read(table: Any) -> pa.Table:
             total = int(table.count_rows(where))
-            wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
             if not total:
                 return pa.Table.from_batches([], _select(table.schema, wanted))
             query = table.search().select(wanted).limit(min(total, limit or total))
@@ -281,16 +172,20 @@ class PackStore:
                 query = query.where(where)
             return query.to_arrow()
 
+        return self._read(name, f"read {name!r}", read, version)
+
     def get(
         self, name: str, where: str, columns: list[str] | None = None, limit: int = 1
     ) -> list[dict[str, Any]]:
         """Up to ``limit`` rows matching ``where`` as dicts (every column by default)."""
-        table = self._table(name)
-        with storage_step(self.location, f"read {name!r}"):
+
+        def read(table: Any) -> list[dict[str, Any]]:
             query = table.search().where(where)
             if columns is not None:
                 query = query.select(columns)
             return list(query.limit(limit).to_list())
+
+        return self._read(name, f"read {name!r}", read)
 
     def search(
         self,
@@ -305,8 +200,8 @@ class PackStore:
         """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
         exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
         before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows)."""
-        table = self._table(name)
-        with storage_step(self.location, f"search {name!r}"):
+
+        def read(table: Any) -> pa.Table:
             query = (
                 table.search(vector, vector_column_name=VECTOR_COLUMN)
                 .distance_type("cosine")
@@ -318,79 +213,10 @@ class PackStore:
                 query = query.where(where, prefilter=prefilter)
             return query.to_arrow()
 
+        return self._read(name, f"search {name!r}", read)
+
     def schema(self, name: str, version: int | None = None) -> pa.Schema:
         return (self._table(name) if version is None else self._at_version(name, version)).schema
-
-    def versions(self, name: str) -> list[dict[str, Any]]:
-        """Every version of ``name``, oldest first: ``version`` and ``timestamp``."""
-        with storage_step(self.location, f"list versions of {name!r}"):
-            found = self._table(name).list_versions()
-        return [{"version": v["version"], "timestamp": v["timestamp"]} for v in found]
-
-    def version(self, name: str) -> int:
-        """The version of ``name`` this handle reads (within its read consistency)."""
-        with storage_step(self.location, f"version of {name!r}"):
-            return int(self._table(name).version)
-
-    def latest_version(self, name: str) -> int:
-        """The newest committed version of ``name`` (other handles' commits included)."""
-        table = self._table(name)
-        with storage_step(self.location, f"refresh {name!r}"):
-            table.checkout_latest()
-            return int(table.version)
-
-    def versions_dir(self, name: str) -> str | None:
-        """A local table's ``_versions`` folder (one manifest per commit), else None."""
-        uri = str(self._table(name).uri)
-        if is_remote(uri):
-            return None
-        path = Path(uri.removeprefix("file://")) / "_versions"
-        return str(path) if path.is_dir() else None
-
-    def pin(self, name: str, version: int) -> None:
-        """Check ``name`` out at ``version`` for every later read through this handle
-        (a reproducible eval); in-process caches stand aside while it is pinned."""
-        table = self._table(name)
-        with storage_step(self.location, f"check {name!r} out at version {version}"):
-            table.checkout(version)
-        self._pinned[name] = version
-
-    def pinned(self, name: str) -> bool:
-        return name in self._pinned
-
-    def fragment_count(self, name: str) -> int:
-        with storage_step(self.location, f"stats of {name!r}"):
-            return int(self._table(name).stats()["fragment_stats"]["num_fragments"])
-
-    # --- maintenance -----------------------------------------------------------------------
-
-    def optimize(self, name: str, retention: timedelta | None = None) -> int:
-        """Merge small fragments of ``name``, update its indexes and drop versions older
-        than ``retention`` (LanceDB's default, 7 days, when None; younger ones stay for
-        time travel); returns how many versions were removed."""
-        self.require_writable(f"optimize {name!r}")
-        table = self._table(name)
-        with storage_step(self.location, f"optimize {name!r}"):
-            before = len(table.list_versions())
-            table.optimize(cleanup_older_than=retention)
-            return before - len(table.list_versions())
-
-    def indexed_columns(self, name: str) -> set[str]:
-        return {c for columns in self.index_types(name).values() for c in columns}
-
-    def index_types(self, name: str) -> dict[str, set[str]]:
-        """Indexed columns of ``name`` by index type (``FTS``, ``BTree``, ``IVF_SQ``...)."""
-        with storage_step(self.location, f"list indexes of {name!r}"):
-            found: dict[str, set[str]] = {}
-            for index in self._table(name).list_indices():
-                found.setdefault(str(index.index_type), set()).update(index.columns)
-            return found
-
-    def create_index(self, name: str, column: str, config: Any) -> None:
-        """Build an index on ``column`` (a ``lancedb.index`` config)."""
-        self.require_writable(f"index {name}.{column}")
-        with storage_step(self.location, f"index {name}.{column}"):
-            self._table(name).create_index(column, config=config)
 
 
 def _select(schema: pa.Schema, columns: list[str]) -> pa.Schema:
