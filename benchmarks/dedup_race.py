@@ -40,10 +40,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.*
 
-from packs import Pack  # noqa: E402
-from packs.embeddings.onnx_minilm import OnnxMiniLM  # noqa: E402
-from packs.settings import PackSettings  # noqa: E402
-from tests.support.remember_race import remember_at_once  # noqa: E402
+from packs import Pack
+from packs.embeddings.onnx_minilm import OnnxMiniLM
+from packs.settings import PackSettings
+from tests.support.remember_race import remember_at_once
 
 OUT = Path("out/bench")
 BASES = [

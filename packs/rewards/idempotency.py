@@ -43,9 +43,7 @@ class IdempotencyKeys:
         pending = self._buffer.pending_rows(schemas.REWARD_EVENTS)
         if any((row["episode_id"], row["idempotency_key"]) == named for row in pending):
             return True
-        where = (
-            f"idempotency_key = {sql_literal(key)} AND episode_id = {sql_literal(episode_id)}"
-        )
+        where = f"idempotency_key = {sql_literal(key)} AND episode_id = {sql_literal(episode_id)}"
         return self._store.count(schemas.REWARD_EVENTS, where) > 0
 
     def remember(self, episode_id: str, key: str) -> None:

@@ -35,8 +35,8 @@ CONTENTION_RETRIES = 5
 # What Lance says of a file that is gone or unreadable (measured on lance 0.40: a deleted
 # data file, cleanup under a reader, a truncated, zeroed or scrambled file).
 _DAMAGE_MARKERS = (
-    "not found", "does not appear to be a lance file", "corrupt file",
-    "outside metadata region", "failed to fill whole buffer",
+    "does not appear to be a lance file", "corrupt file", "outside metadata region",
+    "failed to fill whole buffer",
 )  # fmt: skip
 _PERMANENT_MARKERS = (
     "accessdenied", "access denied", "forbidden", "nosuchbucket",
@@ -103,7 +103,9 @@ def is_damage(exc: BaseException) -> bool:
     another process's cleanup while this one read it (transient: the latest version has
     its files), or, if it persists there, a deleted or corrupted file."""
     text = str(exc).lower()
-    return "lance" in text and any(marker in text for marker in _DAMAGE_MARKERS)
+    if "not found" in text:  # a generic phrase: only Lance's, about one of its files
+        return "lance error" in text or ".lance" in text
+    return any(marker in text for marker in _DAMAGE_MARKERS)
 
 
 def is_contention(exc: BaseException) -> bool:

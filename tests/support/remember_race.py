@@ -17,8 +17,8 @@ def remember_at_once(
     root: str, intents: list[str], barrier: Barrier, outbox: Queue, fold: bool = True
 ) -> None:
     """Remember each of ``intents`` right after the barrier opens; put the results (id,
-    status, seconds) or the traceback in ``outbox``. ``fold=False`` switches the settling of races off, to
-    measure what it fixes (the benchmark's baseline)."""
+    status, seconds) or the traceback in ``outbox``. ``fold=False`` switches the settling
+    of races off, to measure what it fixes (the benchmark's baseline)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import packs.memories
     from packs import Pack

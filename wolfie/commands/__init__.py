@@ -9,7 +9,9 @@ import importlib
 
 import typer
 
-COMMAND_MODULES: tuple[str, ...] = ("ingest", "serve", "evals", "query", "memory", "mcp")
+COMMAND_MODULES: tuple[str, ...] = (
+    "ingest", "serve", "evals", "query", "memory", "mcp", "doctor",
+)  # fmt: skip
 
 
 def register_all(app: typer.Typer) -> None:

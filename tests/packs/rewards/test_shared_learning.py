@@ -136,7 +136,8 @@ def run_shared(root: str, options: dict[str, str] | None, env: dict[str, str]) -
         keyed = pack.query("rewards", where={"idempotency_key": "webhook-42"})
         by_episode = keyed.group_by("episode_id").len()  # stored once, whoever took it
         assert dict(by_episode.iter_rows()) == {
-            episode["episode_id"]: len(episode["ids"]), other["episode_id"]: len(other["ids"])
+            episode["episode_id"]: len(episode["ids"]),
+            other["episode_id"]: len(other["ids"]),
         }
         assert pack.rebuild_utilities(write=False).changed == 0
 
