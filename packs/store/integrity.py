@@ -27,6 +27,7 @@ from packs.store.gateway import PackStore
 from packs.store.locations import is_remote
 
 HINT_FILE = "latest_version_hint.json"
+_U64_MAX = 2**64 - 1
 # A hint read just before another process's newest manifest became visible is re-read
 # once after this pause (hand-set: far above a manifest write) before a commit is
 # called lost.
@@ -34,8 +35,11 @@ _HINT_RECHECK_S = 0.2
 
 
 def table_rows(store: PackStore) -> dict[str, int | None]:
-    """Rows of every table present; None for a table that has no committed version."""
+    """Rows of every table present; None for a table that has no committed version.
+    A local Pack folder that does not exist is not looked into (connecting creates it)."""
     rows: dict[str, int | None] = {}
+    if not is_remote(store.location.uri) and not Path(store.location.uri).is_dir():
+        return rows
     for name in sorted(store.table_names()):
         try:
             rows[name] = store.count(name)
@@ -83,24 +87,39 @@ def drop_half_made(store: PackStore, rows: dict[str, int | None]) -> list[str]:
 
 def lost_commits(store: PackStore, name: str) -> tuple[int, int] | None:
     """(newest manifest, hinted version) of a local table whose latest commit is lost;
-    None when the table is whole (or on object storage, where it is not checked)."""
-    folder = store.versions_dir(name)
-    if folder is None:
+    None when the table is whole (or on object storage, where it is not checked).
+
+    The hinted version's manifest is looked for by name first (Lance names one
+    ``{version}.manifest``, or ``{u64::MAX - version}.manifest`` in its V2 scheme): a
+    directory listing, no table opened. Only when it is missing does Lance say which
+    version is the newest, twice, a pause apart (a hint read just before another
+    process's newest manifest appeared is no loss)."""
+    if is_remote(store.location.uri):
         return None
+    folder = Path(store.location.uri) / f"{name}.lance" / "_versions"
     lost = None
     for attempt in range(2):
         if attempt:
             time.sleep(_HINT_RECHECK_S)
-        hinted = _hinted_version(Path(folder) / HINT_FILE)
+        hinted = _hinted_version(folder / HINT_FILE)
+        if hinted is None or _has_manifest(folder, hinted):
+            return None
         latest = store.latest_version(name)  # after the hint: a newer commit only helps
-        if hinted is None or hinted <= latest:
+        if hinted <= latest:
             return None
         lost = (latest, hinted)
     return lost
 
 
+def _has_manifest(folder: Path, version: int) -> bool:
+    return any((folder / f"{n}.manifest").is_file() for n in (version, _U64_MAX - version))
+
+
 def check_latest_commits(store: PackStore) -> None:
-    """Raise :class:`DamagedPack` for the first table whose latest commit is lost."""
+    """Raise :class:`DamagedPack` for the first table whose latest commit is lost (local
+    Packs: on object storage each look is a request, and tables are opened lazily)."""
+    if is_remote(store.location.uri):
+        return
     for name in sorted(store.table_names()):
         lost = lost_commits(store, name)
         if lost is not None:
