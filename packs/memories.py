@@ -90,11 +90,12 @@ class MemoryWriter:
             intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
         )
         threshold = self._settings.value.dedup_threshold
+        seen = 0
         with self._lock:
             for _ in range(_MERGE_ATTEMPTS):
                 if self._store.count(schemas.MEMORIES, f"id = {sql_literal(row['id'])}"):
                     return RememberResult(row["id"], "exists", 1.0)  # a retried call
-                self._store.latest_version(schemas.MEMORIES)  # other processes' commits too
+                seen = self._store.latest_version(schemas.MEMORIES)  # others' commits too
                 nearest = self._nearest_memory(intent_vec, scope)
                 if nearest is None:
                     break
@@ -108,10 +109,13 @@ class MemoryWriter:
                     return RememberResult(nearest["id"], "merged", similarity)
                 # folded into another near-duplicate meanwhile (packs/near_duplicates.py)
             self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
-            clause = same_scope_clause(scope)
-            settled = settle(self._store, row["id"], intent_vec, clause, threshold)
-            if settled.memory_id != row["id"]:  # a racing process created it first
-                return RememberResult(settled.memory_id, "merged", settled.similarity)
+            if self._store.committed_version(schemas.MEMORIES) != seen + 1:
+                # another commit came between the look and ours: maybe a racing
+                # near-duplicate (a later racer sees ours and settles itself)
+                clause = same_scope_clause(scope)
+                settled = settle(self._store, row["id"], intent_vec, clause, threshold)
+                if settled.memory_id != row["id"]:  # a racing process created it first
+                    return RememberResult(settled.memory_id, "merged", settled.similarity)
             return RememberResult(row["id"], "created", None)
 
     def _absorb(self, row: dict[str, Any], counted: int) -> bool:

@@ -4,7 +4,9 @@
 processes remembering near-duplicates at once both find nothing to merge into (neither
 has committed yet) and both create a row: three processes, three memories, where one
 process would have stored one (issue 23). So a created memory is *settled* right after
-its commit, against the latest version of the table:
+its commit, against the latest version of the table, whenever another commit to
+``memories`` came between ``remember``'s look and its own (otherwise no racer can have
+slipped in before it, and one that commits after it sees it and settles itself):
 
 - its **cluster** is every memory of its scope at cosine >= ``dedup_threshold`` to it.
   Before the commit there was none (``remember`` looked, at the latest version), so any

@@ -56,6 +56,7 @@ class TableAccess:
         self._conn: Any = None
         self._tables: dict[str, Any] = {}
         self._pinned: dict[str, int] = {}  # tables checked out at a past version
+        self._committed: dict[str, int] = {}  # the version this handle's last commit made
         self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
 
     @property
@@ -154,7 +155,11 @@ class TableAccess:
         for attempt in range(CONTENTION_RETRIES + 1):
             try:
                 with storage_step(self.location, step):
-                    return write()
+                    result = write()
+                version = getattr(result, "version", None)
+                if isinstance(version, int):
+                    self._committed[name] = version
+                return result
             except TransientStorageError as exc:
                 if is_damage(exc):
                     self._after_damage(name, exc, attempt)
@@ -163,6 +168,10 @@ class TableAccess:
                     raise
                 time.sleep(random.uniform(0.5, 1.5) * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def committed_version(self, name: str) -> int | None:
+        """The version of ``name`` this handle's last commit to it made (None before one)."""
+        return self._committed.get(name)
 
     def _read(
         self, name: str, step: str, read: Callable[[Any], T], version: int | None = None
