@@ -100,6 +100,11 @@ class StorageError(WolfieError, OSError):
     """Storage failed permanently (permissions, missing bucket)."""
 
 
+class DamagedPack(StorageError):
+    """A file a Pack's table needs is missing or corrupt at its latest version, or its
+    settings (``pack_meta``) are gone: restore from a backup (``wolfie doctor``)."""
+
+
 class TransientStorageError(TransientError, OSError):
     """Storage failed in a way that a retry may fix (5xx, connection reset)."""
 

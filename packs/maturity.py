@@ -8,7 +8,8 @@ Definitions (``docs/rewards.md`` has the table and the reasoning):
   utilities differ by more than reward noise alone explains);
 - ``hit_rate``: share of rewarded (episode, memory) pairs whose mean reward was positive;
 - ``coverage``: entropy of injection counts over items, divided by ``log(items)``;
-- ``feedback_density``: reward deliveries (distinct idempotency keys) per episode.
+- ``feedback_density``: reward deliveries (distinct (episode, idempotency key) pairs)
+  per episode.
 
 Stage (hand-set thresholds, to tune from traces): **cold** below 20 episodes or with no
 rewards; **warm** at 200+ episodes with feedback_density >= 0.5 and either
@@ -88,7 +89,9 @@ def compute_maturity(
         p = counts / counts.sum()
         entropy = float(-(p * p.log()).sum())
         coverage = entropy / math.log(memories.height)
-    density = live["idempotency_key"].n_unique() / episode_count if episode_count else None
+    # a delivery is one (episode, key): a key names one reward of one episode
+    deliveries = live.select("episode_id", "idempotency_key").n_unique() if live.height else 0
+    density = deliveries / episode_count if episode_count else None
     stage = _stage(episode_count, live.height, density, ratio, hit_rate)
     kinds = memories["kind"]
     return Maturity(

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput, UnknownMemory
+from packs.near_duplicates import raise_merge_count, settle
 from packs.recall.ranking import similarity_from_distance
 from packs.records import KnowledgeChunk, RememberResult
 from packs.settings import ActiveSettings
@@ -38,6 +39,9 @@ _CONTENT_COLUMNS = (
 )  # fmt: skip
 _NEAREST_COLUMNS = ["id", "merge_count"]
 _POLARITIES = (None, "success", "failure")
+# Merges tried before creating: each retry follows a near-duplicate that a racing process
+# folded into another meanwhile (hand-set; one retry is what a race needs).
+_MERGE_ATTEMPTS = 3
 
 
 class MemoryWriter:
@@ -97,46 +101,53 @@ class MemoryWriter:
             intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
         )
         row["expires_at"] = expires
+        threshold = self._settings.value.dedup_threshold
+        seen = 0
         with self._lock:
-            if self._store.count(schemas.MEMORIES, f"id = {sql_literal(row['id'])}"):
-                return RememberResult(row["id"], "exists", 1.0)  # a retried call: no change
-            nearest = self._nearest_memory(intent_vec, scope, now)
-            if nearest is not None:
+            for _ in range(_MERGE_ATTEMPTS):
+                if self._store.count(schemas.MEMORIES, f"id = {sql_literal(row['id'])}"):
+                    return RememberResult(row["id"], "exists", 1.0)  # a retried call
+                seen = self._store.latest_version(schemas.MEMORIES)  # others' commits too
+                nearest = self._nearest_memory(intent_vec, scope, now)
+                if nearest is None:
+                    break
                 distance = np.array([nearest.pop("_distance")])
                 similarity = float(similarity_from_distance(distance)[0])
-                if similarity >= self._settings.value.dedup_threshold:
-                    merge = merge_row(nearest["id"], intent, response, outcome, meta, source,
-                                      similarity, now)  # fmt: skip
-                    self._absorb(merge, nearest["merge_count"] or 0)
+                if similarity < threshold:
+                    break
+                merge = merge_row(nearest["id"], intent, response, outcome, meta, source,
+                                  similarity, now)  # fmt: skip
+                if self._absorb(merge, nearest["merge_count"] or 0):
                     return RememberResult(nearest["id"], "merged", similarity)
+                # folded into another near-duplicate meanwhile (packs/near_duplicates.py)
             self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
+            if self._store.committed_version(schemas.MEMORIES) != seen + 1:
+                # another commit came between the look and ours: maybe a racing
+                # near-duplicate (a later racer sees ours and settles itself)
+                clause = same_scope_clause(scope)
+                settled = settle(self._store, row["id"], intent_vec, clause, threshold)
+                if settled.memory_id != row["id"]:  # a racing process created it first
+                    return RememberResult(settled.memory_id, "merged", settled.similarity)
             return RememberResult(row["id"], "created", None)
 
-    def _absorb(self, row: dict[str, Any], counted: int) -> None:
+    def _absorb(self, row: dict[str, Any], counted: int) -> bool:
         """Log a near-duplicate (a ``merges`` row) and count it, without rewriting the
-        memory.
+        memory; False when the memory is gone (folded into another by a racing process).
 
         The memory keeps its text and learned state; the merge's provenance is an
-        append-only row (concurrent merges can't overwrite each other). ``merge_count``
-        is then set to the number of logged merges, and only raised, never lowered: a
-        writer that counted before another's merge can't undo it, and a re-run after a
-        crash between the two writes repairs the count. ``counted`` is the count read
-        with the nearest memory: counts only grow, so at or above the log it is current.
+        append-only row (concurrent merges can't overwrite each other), counted by
+        :func:`packs.near_duplicates.raise_merge_count`. ``counted`` is the count read
+        with the nearest memory.
         """
-        memory_id, now = row["memory_id"], row["at"]
+        memory_id = row["memory_id"]
         table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
         self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
         self._store.merge(schemas.MERGES, table, "merge_id")
-        clause = f"memory_id = {sql_literal(memory_id)}"
-        logged = self._store.count(schemas.MERGES, clause)
-        if counted < logged:
-            full = self._memories_schema
-            columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
-            count = pa.table(columns, schema=pa.schema([full.field(c) for c in columns]))
-            self._store.merge(
-                schemas.MEMORIES, count, "id",
-                update="target.merge_count < source.merge_count", insert=False,
-            )  # fmt: skip
+        self._store.latest_version(schemas.MEMORIES)
+        if not self._store.count(schemas.MEMORIES, f"id = {sql_literal(memory_id)}"):
+            return False
+        raise_merge_count(self._store, memory_id, counted, row["at"])
+        return True
 
     def _nearest_memory(
         self, vector: np.ndarray, scope: str | None, now: datetime

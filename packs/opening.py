@@ -13,9 +13,9 @@ from typing import Any
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import NoSuchPack, SchemaVersionError, TransientStorageError
+from packs.errors import NoSuchPack, PackNotFound, SchemaVersionError, TransientStorageError
 from packs.settings import ActiveSettings, PackSettings
-from packs.store import schemas
+from packs.store import integrity, schemas
 from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
 from packs.store.locations import locate, make_local_folder
@@ -49,18 +49,25 @@ def open_store(
     if isinstance(settings, Mapping):
         settings = PackSettings.from_dict(dict(settings))
     # pack_meta is created last and written after it, so a Pack whose creation
-    # crashed half-way has no schema_version yet and is simply created again.
-    meta = store.read_meta() if store.exists() else {}
+    # crashed half-way has no schema_version yet and is finished on the next open;
+    # tables with rows and no settings are refused (packs/store/integrity.py).
+    meta = _stored_meta(store)
     if "schema_version" not in meta:
+        rows = integrity.table_rows(store)
+        integrity.check_settings_kept(store, rows)
         if read_only or not create:
             raise NoSuchPack(
                 f"No Pack {name!r} under {location.root!r}. Check the name and root "
                 "(WOLFIE_ROOT), or open it writable with create=True to make it.",
                 name, location.root,
             )  # fmt: skip
+        dropped = integrity.drop_half_made(store, rows)
+        if dropped:
+            log.warning("Pack %r: dropped half-made tables %s to create them again", name, dropped)
         info = embedder.info if embedder else OnnxMiniLM.info
         created = _create(store, info, settings or PackSettings())
         return OpenedStore(store, created, 1, info, None)
+    integrity.check_latest_commits(store)
     version = int(meta.get("schema_version", 0))
     if version > schemas.SCHEMA_VERSION:
         raise SchemaVersionError(
@@ -81,6 +88,16 @@ def open_store(
         stored,
         settings,
     )
+
+
+def _stored_meta(store: PackStore) -> dict[str, Any]:
+    """The stored ``pack_meta`` values; none when the table is missing or half-made."""
+    if not store.exists():
+        return {}
+    try:
+        return store.read_meta()
+    except PackNotFound:  # listed without a committed version: a creation cut short
+        return {}
 
 
 def _index_text(store: PackStore) -> None:

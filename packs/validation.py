@@ -38,17 +38,42 @@ def check_pack_name(name: object) -> str:
     return name
 
 
+def lone_surrogate(text: str) -> int | None:
+    """The position of the first lone surrogate in ``text`` (what invalid UTF-8 in argv,
+    or a JSON ``"\\udce9"``, becomes in Python), else None. Such text can't be encoded
+    as UTF-8, so no table can store it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def check_unicode(value: str, field: str) -> str:
+    """``value`` if it is valid Unicode (no lone surrogate), else :class:`InvalidInput`."""
+    at = lone_surrogate(value)
+    if at is not None:
+        raise InvalidInput(
+            f"{field} is not valid Unicode: character {at} is a lone surrogate "
+            f"{value[at]!r} (invalid UTF-8 on a command line, or a JSON '\\u' escape of "
+            "half a pair). Pass UTF-8 text."
+        )
+    return value
+
+
 def check_text(value: object, field: str, max_chars: int) -> str:
     """Return ``value`` stripped of outer whitespace, or raise a clear error.
 
-    Text must be a ``str``, non-blank, free of NUL bytes and at most ``max_chars`` long.
-    Oversized text is refused, never silently truncated: a caller that stores long
-    documents should chunk them first (``add_knowledge``).
+    Text must be a ``str``, valid Unicode (:func:`check_unicode`), non-blank, free of NUL
+    bytes and at most ``max_chars`` long. Oversized text is refused, never silently
+    truncated: a caller that stores long documents should chunk them first
+    (``add_knowledge``). Every free-text input passes here before anything is buffered.
     """
     if not isinstance(value, str):
         raise InvalidInput(f"{field} must be a str, got {type(value).__name__}.")
     if "\x00" in value:
         raise InvalidInput(f"{field} contains a NUL byte; remove it before storing.")
+    check_unicode(value, field)
     text = value.strip()
     if not text:
         raise InvalidInput(f"{field} is empty or only whitespace.")
@@ -133,6 +158,7 @@ def check_metadata(metadata: object) -> dict[str, Any]:
     for key, val in metadata.items():
         if not isinstance(key, str) or not key or "\x00" in key:
             raise InvalidInput(f"metadata key {key!r} must be a non-empty str without NUL.")
+        check_unicode(key, f"metadata key {key!r}")
         if len(key) > MAX_METADATA_KEY_CHARS:
             raise MetadataTooLarge(
                 f"metadata key {key[:40]!r}... has {len(key):,} characters, above the bound "
@@ -152,4 +178,6 @@ def check_metadata(metadata: object) -> dict[str, Any]:
             raise InvalidInput(f"metadata[{key!r}] must be finite, got {val!r}.")
         if isinstance(val, str) and "\x00" in val:
             raise InvalidInput(f"metadata[{key!r}] contains a NUL byte.")
+        if isinstance(val, str):
+            check_unicode(val, f"metadata[{key!r}]")
     return dict(metadata)

@@ -21,11 +21,12 @@ from packs.pack import Pack
 from packs.records import KnowledgeChunk
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
-from packs.store.scopes import check_scope, same_scope_clause, scoped_metadata
+from packs.store.scopes import SCOPE_KEY, check_scope, same_scope_clause, scoped_metadata
 
 # Chunks embedded and merged per commit: a 7-hour recording (~600 chunks) is a handful
 # of commits, and at most this many texts and vectors are held at once (hand-set).
 UPSERT_BATCH = 128
+_LOOKUP_BATCH = 500  # first chunks looked up per query (each up to ~1,200 characters)
 
 
 def upsert_chunks(
@@ -39,12 +40,15 @@ def upsert_chunks(
 
     ``scope`` (a user or session) makes every chunk that scope's (packs/store/scopes.py):
     only recalls in it see them, and the rows compared are that scope's own (the shared
-    ones without a scope). ``stale`` counts stored rows of the same sources at positions
-    this call did not write (a document that shrank); they are reported, not deleted.
+    ones without a scope). A document the Pack holds already under another source (in
+    the same scope), or given twice, is stored once (:func:`by_content`). ``stale``
+    counts stored rows of the same sources at positions this call did not write (a
+    document that shrank); they are reported, not deleted.
     """
     scope = check_scope(scope)
     if scope is not None:
         chunks = [replace(c, metadata=scoped_metadata(c.metadata, scope)) for c in chunks]
+    chunks = by_content(pack, chunks)
     stored = stored_rows(pack, sorted({c.source for c in chunks}), scope)
     wanted = {(c.source, c.position) for c in chunks}
     missing = [c for c in chunks if stored.get((c.source, c.position)) != c.text.strip()]
@@ -70,6 +74,67 @@ def stored_rows(
     columns = ["source", "source_position", "intent_text"]
     rows = pack.store.scan(schemas.MEMORIES, columns, where).to_pylist()
     return {(r["source"], int(r["source_position"])): r["intent_text"] for r in rows}
+
+
+def by_content(pack: Pack, chunks: Sequence[KnowledgeChunk]) -> list[KnowledgeChunk]:
+    """``chunks`` with each document (the chunks of one source) kept once, by content.
+
+    A document whose every chunk the Pack already holds, at the same positions and in
+    the same scope, under another source is given that source, so nothing is written
+    twice; so is a document given twice in ``chunks`` (the first source wins). Issue 23:
+    a file ingested through its folder and then by its own path became two sets of rows,
+    and recall filled two of three slots with the same text. A changed file matches no
+    stored document and is written under its own source, as before: its sections
+    replace the old ones by position.
+    """
+    documents: dict[str, list[KnowledgeChunk]] = {}
+    for chunk in chunks:
+        documents.setdefault(chunk.source, []).append(chunk)
+    texts = {s: {c.position: c.text.strip() for c in doc} for s, doc in documents.items()}
+    scopes = {s: (doc[0].metadata or {}).get(SCOPE_KEY) for s, doc in documents.items()}
+    held = stored_documents(pack, texts, scopes)
+    seen: dict[tuple[str | None, tuple[tuple[int, str], ...]], str] = {}
+    out: dict[tuple[str, int], KnowledgeChunk] = {}
+    for source, doc in documents.items():
+        content = (scopes[source], tuple(sorted(texts[source].items())))
+        homes = [s for s, stored in held.get(scopes[source], {}).items()
+                 if all(stored.get(p) == t for p, t in texts[source].items())]  # fmt: skip
+        home = source if source in homes or not homes else min(homes)
+        home = seen.setdefault(content, home)
+        for chunk in doc:  # a copy given twice: its chunks are kept once
+            out.setdefault((home, chunk.position), replace(chunk, source=home))
+    return list(out.values())
+
+
+def stored_documents(
+    pack: Pack, texts: dict[str, dict[int, str]], scopes: dict[str, str | None]
+) -> dict[str | None, dict[str, dict[int, str]]]:
+    """Per scope, the stored documents (source -> position -> text) whose first chunk
+    is the first chunk of one of ``texts``: the only ones that can hold the same."""
+    firsts: dict[str | None, set[str]] = {}
+    for source, doc in texts.items():
+        if 0 in doc:
+            firsts.setdefault(scopes[source], set()).add(doc[0])
+    kind = f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"
+    found: dict[str | None, dict[str, dict[int, str]]] = {}
+    for scope, heads in firsts.items():
+        scoped = f"{kind} AND {same_scope_clause(scope)}"
+        candidates: set[str] = set()
+        ordered = sorted(heads)
+        for start in range(0, len(ordered), _LOOKUP_BATCH):
+            batch = ordered[start : start + _LOOKUP_BATCH]
+            where = f"{scoped} AND source_position = 0 AND {in_clause('intent_text', batch)}"
+            candidates |= set(
+                pack.store.scan(schemas.MEMORIES, ["source"], where)["source"].to_pylist()
+            )
+        if not candidates:
+            continue
+        where = f"{scoped} AND {in_clause('source', sorted(candidates))}"
+        columns = ["source", "source_position", "intent_text"]
+        for row in pack.store.scan(schemas.MEMORIES, columns, where).to_pylist():
+            doc = found.setdefault(scope, {}).setdefault(row["source"], {})
+            doc[int(row["source_position"])] = row["intent_text"]
+    return found
 
 
 def upsert_step(

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from packs.errors import PackNotFound, TransientError, UnwritableRows, WolfieError
 from packs.journal.forgotten import ForgetWatch
-from packs.journal.write_buffer import WriteBuffer
+from packs.journal.write_buffer import RefusedRow, WriteBuffer
 from packs.learning.state import LearningState
 from packs.settings import ActiveSettings
 from packs.store import schemas
@@ -45,10 +45,17 @@ _IDEMPOTENT_KEYS: dict[str, str | list[str]] = {
 
 
 def _refused_data(exc: BaseException) -> bool:
-    """An error about the rows themselves (Arrow could not convert or cast them, Lance's
-    vector checks refused them), as opposed to storage, commits or files: only these
-    are worth isolating row by row."""
-    return isinstance(exc, pa.ArrowException) or "arrow" in str(exc).lower()
+    """An error about the rows themselves (Arrow could not convert or cast them, text is
+    no valid UTF-8, Lance's vector checks refused them), as opposed to storage, commits
+    or files: only these are worth isolating row by row."""
+    return isinstance(exc, pa.ArrowException | UnicodeError) or "arrow" in str(exc).lower()
+
+
+def _reject(name: str, row: dict[str, Any], reason: BaseException, rejected: list[str]) -> None:
+    key = "/".join(str(row.get(k)) for k in _ROW_KEYS.get(name, ()))
+    key = key.encode("utf-8", "backslashreplace").decode("utf-8")  # printable, whatever it held
+    log.error("Dropped a %s row %s that the table refused: %s", name, key, reason)
+    rejected.append(f"{name}:{key}")
 
 
 class Flusher:
@@ -107,9 +114,12 @@ class Flusher:
             if self._store.deleted():
                 self._drop_for_deleted_pack()
             self._forgets.poll()
-            tables = self._buffer.drain(self._schemas)
+            refused: list[RefusedRow] = []
+            tables = self._buffer.drain(self._schemas, refused)
             learned = self._learning.drain()
             rejected: list[str] = []
+            for name, row, reason in refused:  # rows no table could hold: never retried
+                _reject(name, row, reason, rejected)
             try:
                 self._write_logs(tables, rejected)
                 if learned:  # the log first: the learned state it explains after it
@@ -219,9 +229,7 @@ class Flusher:
                 refused.append((part.to_pylist()[0], exc))
             pending.pop(0)
         for row, reason in refused:
-            key = "/".join(str(row.get(k)) for k in _ROW_KEYS.get(name, ()))
-            log.error("Dropped a %s row %s that the table refused: %s", name, key, reason)
-            rejected.append(f"{name}:{key}")
+            _reject(name, row, reason, rejected)
 
     def _write_table(self, name: str, data: pa.Table) -> None:
         if name == schemas.REWARD_EVENTS and self._buffer.keyed:

@@ -15,6 +15,12 @@ from typing import Any
 
 import pyarrow as pa
 
+# (table, row, why): a buffered row that can't become Arrow data.
+RefusedRow = tuple[str, dict[str, Any], BaseException]
+# What converting Python values to Arrow raises for a bad value: Arrow's own errors, and
+# UnicodeEncodeError (a ValueError) for a lone surrogate in a string.
+_CONVERSION_ERRORS = (pa.ArrowException, ValueError, TypeError)
+
 
 class WriteBuffer:
     """Pending log rows per table. Pending learning (steps, uses) is held by the
@@ -73,10 +79,14 @@ class WriteBuffer:
 
     # --- draining ----------------------------------------------------------------------
 
-    def drain(self, schemas: dict[str, pa.Schema]) -> dict[str, pa.Table]:
-        """Take every pending row, as one Arrow table per log table."""
+    def drain(
+        self, schemas: dict[str, pa.Schema], refused: list[RefusedRow] | None = None
+    ) -> dict[str, pa.Table]:
+        """Take every pending row, as one Arrow table per log table. A row Arrow can't
+        convert (text that is no valid UTF-8) goes to ``refused`` instead, so one bad row
+        never blocks the others; without ``refused`` it raises."""
         tables = {
-            name: pa.Table.from_pylist(rows, schema=schemas[name])
+            name: _to_table(name, rows, schemas[name], refused)
             for name, rows in self._rows.items()
             if rows
         }
@@ -91,3 +101,22 @@ class WriteBuffer:
             self.retried.add(name)
         if tables:
             self._since = self._since or time.monotonic()
+
+
+def _to_table(
+    name: str, rows: list[dict[str, Any]], schema: pa.Schema, refused: list[RefusedRow] | None
+) -> pa.Table:
+    try:
+        return pa.Table.from_pylist(rows, schema=schema)
+    except _CONVERSION_ERRORS:
+        if refused is None:
+            raise
+    good = []
+    for row in rows:  # only after a failure: find the rows at fault, one by one
+        try:
+            pa.Table.from_pylist([row], schema=schema)
+        except _CONVERSION_ERRORS as exc:
+            refused.append((name, row, exc))
+        else:
+            good.append(row)
+    return pa.Table.from_pylist(good, schema=schema)

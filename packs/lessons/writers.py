@@ -25,6 +25,7 @@ import httpx
 
 from packs.errors import TransientError, WolfieError
 from packs.http_json import post_json
+from packs.validation import lone_surrogate
 
 PROMPT_VERSION = "lesson-v1"
 PROMPT_PATH = Path(__file__).parent / "prompts" / f"{PROMPT_VERSION}.md"
@@ -93,6 +94,9 @@ def check_lesson(text: object, writer: str) -> str:
     if not isinstance(text, str):
         raise LessonWriterError(f"{writer} returned {type(text).__name__}, not text.")
     lesson = " ".join(text.replace("\x00", "").split())
+    at = lone_surrogate(lesson)
+    if at is not None:  # no table can store it; the other lessons of the run go on
+        raise LessonWriterError(f"{writer} returned invalid Unicode (a lone surrogate at {at}).")
     if not lesson:
         raise LessonWriterError(f"{writer} returned an empty lesson.")
     if len(lesson) > MAX_LESSON_CHARS:

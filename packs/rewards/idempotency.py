@@ -1,8 +1,10 @@
 """Idempotency keys of reward calls: a redelivered reward is applied once.
 
-The truth is the buffer and the stored ``reward_events`` log; the in-memory keys are
-only a bounded cache of the most recent ones, so memory stays flat however many
-rewards a long-lived handle applies (docs/durability.md).
+A key names one reward of one episode: the same key on another episode (another
+caller's, another scope's) is another reward, never a duplicate (issue 23). The truth
+is the buffer and the stored ``reward_events`` log; the in-memory keys are only a
+bounded cache of the most recent ones, so memory stays flat however many rewards a
+long-lived handle applies (docs/durability.md).
 """
 
 from __future__ import annotations
@@ -26,23 +28,27 @@ class IdempotencyKeys:
         self._store = store
         self._buffer = buffer
         self.bound = bound
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._recent)
 
-    def seen(self, key: str) -> bool:
-        """Was a reward with idempotency ``key`` recorded (buffered or stored)?"""
-        if key in self._recent:
-            self._recent.move_to_end(key)
+    def seen(self, episode_id: str, key: str) -> bool:
+        """Was a reward of ``episode_id`` with idempotency ``key`` recorded (buffered or
+        stored)?"""
+        named = (episode_id, key)
+        if named in self._recent:
+            self._recent.move_to_end(named)
             return True
         pending = self._buffer.pending_rows(schemas.REWARD_EVENTS)
-        if any(row["idempotency_key"] == key for row in pending):
+        if any((row["episode_id"], row["idempotency_key"]) == named for row in pending):
             return True
-        return self._store.count(schemas.REWARD_EVENTS, f"idempotency_key = {sql_literal(key)}") > 0
+        where = f"idempotency_key = {sql_literal(key)} AND episode_id = {sql_literal(episode_id)}"
+        return self._store.count(schemas.REWARD_EVENTS, where) > 0
 
-    def remember(self, key: str) -> None:
-        self._recent[key] = None
-        self._recent.move_to_end(key)
+    def remember(self, episode_id: str, key: str) -> None:
+        named = (episode_id, key)
+        self._recent[named] = None
+        self._recent.move_to_end(named)
         while len(self._recent) > self.bound:
             self._recent.popitem(last=False)

@@ -17,6 +17,13 @@ from packs.store import schemas
 from packs.store.rows import stable_hash
 
 
+def event_id(episode_id: str, key: str, memory_id: str) -> str:
+    """One reward event's id: the same (episode, key, memory) from any process is one
+    event. Packs written before issue 23 hold ids of (key, memory) alone; they stay
+    readable, and a redelivery is still found by (episode, key) in the log."""
+    return "rw_" + stable_hash("episode", episode_id, key, memory_id)
+
+
 class RewardLedger:
     """Buffers reward events and their steps for one handle (a named ``writer``)."""
 
@@ -51,7 +58,8 @@ class RewardLedger:
         """Buffer one reward event per target and its step; return the new utilities.
 
         ``keyed``: the caller's idempotency key, which another process may receive too
-        (a webhook retried to another worker). Event ids derive from the key, and keyed
+        (a webhook retried to another worker). Event ids derive from the episode, the key
+        and the memory (a key names one reward of one episode), and keyed
         events are written by ``merge_insert`` on that id, so whichever process commits
         second stores nothing and the replay of the log counts the reward once.
         ``shares`` scales the step's weight per target (a failure's shared blame).
@@ -74,7 +82,7 @@ class RewardLedger:
         self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
         if keyed:
             self._buffer.keyed.update(str(row["event_id"]) for row in rows)
-        self._keys.remember(key)
+        self._keys.remember(episode_id, key)
         return utilities
 
     def revision(self, memory_id: str, version_id: str, signal: str) -> float:
@@ -97,7 +105,7 @@ class RewardLedger:
         magnitude: float | None, step: RewardStep, q: tuple[float, float], now: datetime,
     ) -> dict[str, object]:  # fmt: skip
         return {
-            "event_id": "rw_" + stable_hash(key, memory_id),
+            "event_id": event_id(episode_id, key, memory_id),
             "idempotency_key": key,
             "episode_id": episode_id,
             "memory_id": memory_id,

@@ -32,6 +32,9 @@ from packs.settings import ActiveSettings
 from packs.store.gateway import PackStore
 from packs.validation import check_episode_id, check_memory_ids, check_text, check_unit_interval
 
+# A reward's source and signal are short labels (hand-set: far above any vocabulary name).
+_LABEL_CHARS = 200
+
 
 class RewardService:
     """Applies rewards to the memories an episode injected."""
@@ -81,6 +84,8 @@ class RewardService:
         memory_ids = check_memory_ids(memory_ids)
         if idempotency_key is not None:
             check_text(idempotency_key, "idempotency_key", 512)
+        source = check_text(source, "reward source", _LABEL_CHARS)
+        signal = check_text(signal, "reward signal", _LABEL_CHARS)
         key = idempotency_key or uuid.uuid4().hex
         settings = self._settings.value
         wiring = settings.rewards
@@ -94,7 +99,7 @@ class RewardService:
                     f"Memories {unknown} were not injected in episode {episode_id!r}; "
                     "rewards go only to what the episode used."
                 )
-            if idempotency_key is not None and self.keys.seen(key):
+            if idempotency_key is not None and self.keys.seen(episode_id, key):
                 # Durable mode: a redelivery of a call whose commit failed retries it,
                 # and raises again rather than report as stored what is only buffered.
                 self._flusher.maybe_flush()

@@ -114,7 +114,8 @@ def run_hook(
         future.cancel()
         return HookVerdict(None, f"timed out after {timeout_s:g} s")
     except Exception as exc:  # noqa: BLE001 - a hook's own failure is recorded, not raised
-        return HookVerdict(None, f"raised {type(exc).__name__}: {exc}"[:500])
+        text = f"raised {type(exc).__name__}: {exc}"[:500]  # stored: keep it valid UTF-8
+        return HookVerdict(None, text.encode("utf-8", "backslashreplace").decode("utf-8"))
     if not isinstance(result, bool):
         return HookVerdict(None, f"returned {type(result).__name__}, not bool")
     return HookVerdict(result)

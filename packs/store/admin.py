@@ -1,14 +1,12 @@
-"""The maintenance half of the storage gateway: compaction and old-version cleanup,
-indexes, schema changes, and the deletes and rewrites that erase rows for good
-(docs/forgetting.md). :class:`~packs.store.gateway.PackStore` inherits it; every call
-runs inside :func:`packs.store.faults.storage_step` like the gateway's own.
+"""The admin half of the storage gateway: schema changes, and the deletes and rewrites
+that erase rows for good (docs/forgetting.md); compaction, cleanup and indexes are in
+:class:`~packs.store.tables.TableAccess`. :class:`~packs.store.gateway.PackStore`
+inherits it; every call runs inside :func:`packs.store.faults.storage_step`.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -18,7 +16,7 @@ from packs.store.locations import PackLocation
 
 
 class StoreAdmin:
-    """Maintenance, schema changes and erasure of one Pack's tables (a PackStore mixin)."""
+    """Schema changes and erasure of one Pack's tables (a PackStore mixin)."""
 
     location: PackLocation
     read_only: bool
@@ -30,43 +28,10 @@ class StoreAdmin:
     def require_writable(self, action: str) -> None:  # pragma: no cover - PackStore's
         raise NotImplementedError
 
-    def _commit(self, step: str, write: Callable[[], Any]) -> Any:  # pragma: no cover
+    def _commit(
+        self, name: str, step: str, write: Callable[[], Any]
+    ) -> Any:  # pragma: no cover - TableAccess's
         raise NotImplementedError
-
-    def fragment_count(self, name: str) -> int:
-        with storage_step(self.location, f"stats of {name!r}"):
-            return int(self._table(name).stats()["fragment_stats"]["num_fragments"])
-
-    def optimize(self, name: str, retention: timedelta | None = None) -> int:
-        """Merge small fragments of ``name``, update its indexes and drop versions older
-        than ``retention`` (LanceDB's default, 7 days, when None; younger ones stay for
-        time travel; 0 keeps the latest only: a purge); returns how many were removed."""
-        self.require_writable(f"optimize {name!r}")
-        table = self._table(name)
-        with storage_step(self.location, f"optimize {name!r}"), warnings.catch_warnings():
-            # LanceDB warns that retention 0 fails readers of older versions: a purge
-            # means exactly that (docs/forgetting.md says what it costs them).
-            warnings.simplefilter("ignore", UserWarning)
-            before = len(table.list_versions())
-            table.optimize(cleanup_older_than=retention)
-            return before - len(table.list_versions())
-
-    def indexed_columns(self, name: str) -> set[str]:
-        return {c for columns in self.index_types(name).values() for c in columns}
-
-    def index_types(self, name: str) -> dict[str, set[str]]:
-        """Indexed columns of ``name`` by index type (``FTS``, ``BTree``, ``IVF_SQ``...)."""
-        with storage_step(self.location, f"list indexes of {name!r}"):
-            found: dict[str, set[str]] = {}
-            for index in self._table(name).list_indices():
-                found.setdefault(str(index.index_type), set()).update(index.columns)
-            return found
-
-    def create_index(self, name: str, column: str, config: Any) -> None:
-        """Build an index on ``column`` (a ``lancedb.index`` config), replacing one there."""
-        self.require_writable(f"index {name}.{column}")
-        with storage_step(self.location, f"index {name}.{column}"):
-            self._table(name).create_index(column, config=config)
 
     # --- erasure ---------------------------------------------------------------------------
 
@@ -79,7 +44,7 @@ class StoreAdmin:
             table.checkout_latest()
             found = int(table.count_rows(where))
         if found:
-            self._commit(f"delete from {name!r}", lambda: table.delete(where))
+            self._commit(name, f"delete from {name!r}", lambda: table.delete(where))
         return found
 
     def rewrite(self, name: str) -> int:
@@ -93,7 +58,9 @@ class StoreAdmin:
             table.checkout_latest()
             if not table.count_rows():
                 return 0
-        result = self._commit(f"rewrite {name!r}", lambda: table.update(values_sql={first: first}))
+        result = self._commit(
+            name, f"rewrite {name!r}", lambda: table.update(values_sql={first: first})
+        )
         return int(getattr(result, "rows_updated", 0) or 0)
 
     # --- schema changes --------------------------------------------------------------------
@@ -120,7 +87,7 @@ class StoreAdmin:
         if not missing:
             return []
         try:
-            self._commit(f"add columns to {name!r}", lambda: table.add_columns(missing))
+            self._commit(name, f"add columns to {name!r}", lambda: table.add_columns(missing))
         except (ValueError, RuntimeError, OSError):
             with storage_step(self.location, f"schema of {name!r}"):
                 table.checkout_latest()

@@ -32,6 +32,12 @@ _TRANSIENT_MARKERS = (
 # (hand-set, measured enough for 8 writers on moto S3 in tests/packs/store/test_concurrency.py).
 _CONTENTION_MARKERS = ("too many concurrent writers", "commit conflict")
 CONTENTION_RETRIES = 5
+# What Lance says of a file that is gone or unreadable (measured on lance 0.40: a deleted
+# data file, cleanup under a reader, a truncated, zeroed or scrambled file).
+_DAMAGE_MARKERS = (
+    "does not appear to be a lance file", "corrupt file", "outside metadata region",
+    "failed to fill whole buffer",
+)  # fmt: skip
 _PERMANENT_MARKERS = (
     "accessdenied", "access denied", "forbidden", "nosuchbucket",
     "read-only file system", "permission denied", "operation not permitted",
@@ -77,6 +83,11 @@ def classify_fault(
     shown = redact_text(str(exc), options or {})
     if _is_permanent(exc, text):
         return StorageError(f"Storage refused {where}: {shown}")
+    if is_damage(exc):
+        return TransientStorageError(
+            f"A file of {where} is missing or unreadable (another process's cleanup may "
+            f"have removed an old version); retry: {shown}"
+        )
     transient = _TRANSIENT_STATUS.search(text) or "lanceerror(io)" in text
     if transient or any(marker in text for marker in _TRANSIENT_MARKERS):
         return TransientStorageError(f"Storage unavailable for {where}; retry later: {shown}")
@@ -85,6 +96,16 @@ def classify_fault(
         # a local filesystem fault: never a bare OSError
         return StorageError(f"Storage failed for {where}: {shown}")
     return None
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Lance met a file that is missing or unreadable: a file of an old version removed by
+    another process's cleanup while this one read it (transient: the latest version has
+    its files), or, if it persists there, a deleted or corrupted file."""
+    text = str(exc).lower()
+    if "not found" in text:  # a generic phrase: only Lance's, about one of its files
+        return "lance error" in text or ".lance" in text
+    return any(marker in text for marker in _DAMAGE_MARKERS)
 
 
 def is_contention(exc: BaseException) -> bool:

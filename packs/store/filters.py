@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from packs.errors import InvalidFilter
+from packs.validation import lone_surrogate
 
 # Columns of ``memories`` a caller may filter on directly.
 MEMORY_FILTER_COLUMNS = frozenset(
@@ -70,6 +71,12 @@ def sql_literal(value: object) -> str:
     if isinstance(value, str):
         if "\x00" in value:
             raise InvalidFilter("Filter value contains a NUL byte.")
+        at = lone_surrogate(value)
+        if at is not None:
+            raise InvalidFilter(
+                f"Filter value {value[:40]!r} is not valid Unicode (a lone surrogate at "
+                f"character {at}, from invalid UTF-8); pass UTF-8 text."
+            )
         return "'" + value.replace("'", "''") + "'"
     raise InvalidFilter(f"Unsupported filter value type {type(value).__name__}.")
 

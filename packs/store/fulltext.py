@@ -12,13 +12,13 @@ folds them in, so a new row is found at once (FIELD_NOTES; tests/packs/recall/te
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pyarrow as pa
 from lancedb.index import FTS
 from lancedb.query import FullTextOperator, MultiMatchQuery
 
 from packs.store import schemas
-from packs.store.faults import storage_step
 from packs.store.gateway import PackStore
 
 log = logging.getLogger(__name__)
@@ -59,15 +59,15 @@ def text_search(
     (a Pack made before it, opened read-only)."""
     if not has_text_index(store):
         return None
-    table = store._table(schemas.MEMORIES)
-    with storage_step(store.location, "full-text search 'memories'"):
-        match = MultiMatchQuery(
-            query, list(TEXT_COLUMNS), boosts=None, operator=FullTextOperator.OR
-        )
+    match = MultiMatchQuery(query, list(TEXT_COLUMNS), boosts=None, operator=FullTextOperator.OR)
+
+    def read(table: Any) -> pa.Table:
         search = table.search(match, query_type="fts")
         search = search.select([*columns, SCORE_COLUMN]).limit(limit)
         if where:
             search = search.where(where, prefilter=True)
-        found = search.to_arrow()
+        return search.to_arrow()
+
+    found = store._read(schemas.MEMORIES, "full-text search 'memories'", read)
     positive = pa.compute.greater(found[SCORE_COLUMN], 0.0)
     return found.filter(positive)

@@ -4,30 +4,30 @@
 Other modules never hold a LanceDB table: they ask the gateway for rows (``get``,
 ``scan``), counts (``count``), nearest neighbours (``search``, with LanceDB's cosine
 ``_distance``; :func:`packs.recall.ranking.similarity_from_distance` turns it into a
-similarity), versions and commits; maintenance, schema changes and erasure are its
-:class:`~packs.store.admin.StoreAdmin` half. Only ``packs/store/`` imports ``lancedb``.
+similarity), versions and commits. Only modules in ``packs/store/`` import ``lancedb``.
+Connection, table handles, versions, maintenance and the retries of reads and commits
+are in :class:`packs.store.tables.TableAccess`, its base; schema changes and the deletes
+and rewrites that erase rows for good in :class:`packs.store.admin.StoreAdmin`.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import time
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
-from packs.errors import InvalidInput, PackNotFound, ReadOnlyPack, TransientStorageError
+from packs.errors import InvalidInput
 from packs.store import schemas
 from packs.store.admin import StoreAdmin
-from packs.store.faults import CONTENTION_RETRIES, is_contention, storage_step
+from packs.store.faults import storage_step
 from packs.store.filters import in_clause
-from packs.store.locations import PackLocation, is_remote
+from packs.store.tables import WRITER_CONSISTENCY, TableAccess
+
+__all__ = ["REFINE_FACTOR", "VECTOR_COLUMN", "WRITER_CONSISTENCY", "PackStore"]
 
 VECTOR_COLUMN = "intent_embedding"
 # Maintenance's IVF_SQ index scores 8-bit codes: at 1M rows it found 0.89 of the exact
@@ -35,65 +35,10 @@ VECTOR_COLUMN = "intent_embedding"
 # vectors (measured, docs/recall.md), which also makes distances exact for the similarity
 # floor and the z-scores. Probes: LanceDB's default, 20. Without an index nothing changes.
 REFINE_FACTOR = 4
-T = TypeVar("T")
 
 
-# How stale a writable handle's view of other processes' commits may be (hand-set: the
-# shared-learning target is "another process's next recall within 2 s", issue 14).
-WRITER_CONSISTENCY = timedelta(seconds=1)
-
-
-class PackStore(StoreAdmin):
+class PackStore(TableAccess, StoreAdmin):
     """The LanceDB tables of one Pack. All I/O of the engine goes through here."""
-
-    def __init__(self, location: PackLocation, *, read_only: bool) -> None:
-        self.location = location
-        self.read_only = read_only
-        self._conn: Any = None
-        self._tables: dict[str, Any] = {}
-        self._pinned: dict[str, int] = {}  # tables checked out at a past version
-        self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
-        self._known_columns: set[tuple[str, str]] = set()  # StoreAdmin.has_column
-
-    @property
-    def _db(self) -> Any:
-        # Connecting to a local path creates the folder, so connect only when needed.
-        if self._conn is None:
-            self._conn = lancedb.connect(
-                self.location.uri,
-                storage_options=self.location.storage_options or None,
-                # Every handle sees other processes' commits without reopening: readers
-                # at once, writers within WRITER_CONSISTENCY (one check a second per
-                # table instead of one per call; docs/durability.md).
-                read_consistency_interval=(
-                    timedelta(seconds=0) if self.read_only else WRITER_CONSISTENCY
-                ),
-            )
-        return self._conn
-
-    def table_names(self) -> set[str]:
-        names: set[str] = set()
-        token = None
-        with storage_step(self.location, "list tables"):
-            while True:
-                page = self._db.list_tables(page_token=token, limit=1000)
-                names.update(page.tables)
-                token = page.page_token
-                if not token:
-                    return names
-
-    def exists(self) -> bool:
-        if not is_remote(self.location.uri) and not Path(self.location.uri).is_dir():
-            return False
-        return schemas.PACK_META in self.table_names()
-
-    def deleted(self) -> bool:
-        """True when a local Pack's folder (its ``pack_meta`` table) is gone since it was
-        opened: writing now would recreate half a Pack. One ``stat``; on object storage,
-        where a check costs a request, always False."""
-        if is_remote(self.location.uri):
-            return False
-        return not (Path(self.location.uri) / f"{schemas.PACK_META}.lance").is_dir()
 
     def create(self, dim: int) -> None:
         """Create every table that does not exist yet (safe to call again)."""
@@ -104,60 +49,11 @@ class PackStore(StoreAdmin):
                 if name not in existing:
                     self._db.create_table(name, schema=schema, exist_ok=True)
 
-    def _table(self, name: str) -> Any:
-        if name not in self._tables:
-            try:
-                with storage_step(self.location, f"open table {name!r}"):
-                    self._tables[name] = self._db.open_table(name)
-            except (FileNotFoundError, ValueError) as exc:
-                raise PackNotFound(
-                    f"Pack {self.location.name!r} under {self.location.root!r} has no "
-                    f"table {name!r}; create it with Pack.open(..., create=True)."
-                ) from exc
-        return self._tables[name]
-
-    def _at_version(self, name: str, version: int | None = None) -> Any:
-        """A handle on ``name`` at ``version`` (time travel), or at the latest commit."""
-        if version is None:
-            table = self._table(name)
-            with storage_step(self.location, f"refresh {name!r}"):
-                table.checkout_latest()
-            return table
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InvalidInput(f"version must be a positive int, got {version!r}.")
-        with storage_step(self.location, f"open {name!r} at version {version}"):
-            table = self._db.open_table(name)
-            try:
-                table.checkout(version)
-            except ValueError as exc:
-                raise InvalidInput(
-                    f"Table {name!r} of Pack {self.location.name!r} has no version {version}."
-                ) from exc
-        return table
-
-    def has_table(self, name: str) -> bool:
-        return name in self._tables or name in self.table_names()
-
-    def ensure_table(self, name: str, schema: pa.Schema) -> None:
-        """Open ``name``, creating it with ``schema`` first when it is missing."""
-        if not self.has_table(name):
-            self.require_writable(f"create table {name!r}")
-            with storage_step(self.location, f"create table {name!r}"):
-                self._db.create_table(name, schema=schema, exist_ok=True)
-
-    def require_writable(self, action: str) -> None:
-        if self.read_only:
-            raise ReadOnlyPack(
-                f"Pack {self.location.name!r} is open read-only; cannot {action}. "
-                "Open it with read_only=False to write."
-            )
-
     # --- pack_meta: small JSON values, upserted by key -------------------------------
 
     def read_meta(self) -> dict[str, Any]:
-        table = self._table(schemas.PACK_META)
-        with storage_step(self.location, "read Pack metadata"):
-            rows = table.to_arrow().to_pylist()
+        found = self._read(schemas.PACK_META, "read Pack metadata", lambda t: t.to_arrow())
+        rows = found.to_pylist()
         return {row["key"]: json.loads(row["value_json"]) for row in rows}
 
     def write_meta(self, values: Mapping[str, Any]) -> None:
@@ -180,7 +76,9 @@ class PackStore(StoreAdmin):
         self.require_writable(f"append to {name!r}")
         if data.num_rows:
             table = self._table(name)
-            self._commit(f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null"))
+            self._commit(
+                name, f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null")
+            )
 
     def merge(
         self,
@@ -211,7 +109,7 @@ class PackStore(StoreAdmin):
         if insert:
             builder = builder.when_not_matched_insert_all()
         result = self._commit(
-            f"merge into {name!r}", lambda: builder.execute(data, on_bad_vectors="null")
+            name, f"merge into {name!r}", lambda: builder.execute(data, on_bad_vectors="null")
         )
         return int(result.num_inserted_rows or 0) + int(result.num_updated_rows or 0)
 
@@ -229,22 +127,9 @@ class PackStore(StoreAdmin):
             values[stamp] = "arrow_cast(now(), 'Timestamp(Microsecond, Some(\"UTC\"))')"
         table = self._table(name)
         self._commit(
-            f"update {name!r}", lambda: table.update(where=in_clause("id", ids), values_sql=values)
-        )
-
-    def _commit(self, step: str, write: Callable[[], Any]) -> Any:
-        """Run one commit; on write contention (Lance gave up on its own retries: the
-        commit did not land) wait with jittered backoff and try again, a bounded number
-        of times. Other faults go through :func:`storage_step` unchanged."""
-        for attempt in range(CONTENTION_RETRIES + 1):
-            try:
-                with storage_step(self.location, step):
-                    return write()
-            except TransientStorageError as exc:
-                if not is_contention(exc) or attempt == CONTENTION_RETRIES:
-                    raise
-                time.sleep(random.uniform(0.5, 1.5) * 2**attempt)
-        raise AssertionError("unreachable")  # pragma: no cover
+            name, f"update {name!r}",
+            lambda: table.update(where=in_clause("id", ids), values_sql=values),
+        )  # fmt: skip
 
     def drop_all(self) -> None:  # wolfie demo --fresh
         self.require_writable("drop the Pack")
@@ -254,26 +139,9 @@ class PackStore(StoreAdmin):
 
     # --- reads ----------------------------------------------------------------------------
 
-    def _read(self, name: str, version: int | None, step: str, read: Callable[[Any], T]) -> T:
-        """``read`` on ``name`` (at ``version``, or the latest within the handle's read
-        consistency). A data file gone under a handle still on an older version (another
-        process purged them, docs/forgetting.md) sends it to the latest version, once."""
-        table = self._table(name) if version is None else self._at_version(name, version)
-        try:
-            with storage_step(self.location, step):
-                return read(table)
-        except TransientStorageError as exc:
-            if version is not None or "not found" not in str(exc).lower():
-                raise
-        with storage_step(self.location, step):
-            table.checkout_latest()
-            return read(table)
-
     def count(self, name: str, where: str | None = None, *, version: int | None = None) -> int:
         """Rows of ``name`` (matching ``where``; at ``version`` when given)."""
-        return self._read(
-            name, version, f"count {name!r}", lambda table: int(table.count_rows(where))
-        )
+        return self._read(name, f"count {name!r}", lambda t: int(t.count_rows(where)), version)
 
     def scan(
         self,
@@ -300,7 +168,7 @@ class PackStore(StoreAdmin):
                 query = query.where(where)
             return query.to_arrow()
 
-        return self._read(name, version, f"read {name!r}", read)
+        return self._read(name, f"read {name!r}", read, version)
 
     def get(
         self, name: str, where: str, columns: list[str] | None = None, limit: int = 1
@@ -313,7 +181,7 @@ class PackStore(StoreAdmin):
                 query = query.select(columns)
             return list(query.limit(limit).to_list())
 
-        return self._read(name, None, f"read {name!r}", read)
+        return self._read(name, f"read {name!r}", read)
 
     def search(
         self,
@@ -341,47 +209,10 @@ class PackStore(StoreAdmin):
                 query = query.where(where, prefilter=prefilter)
             return query.to_arrow()
 
-        return self._read(name, None, f"search {name!r}", read)
+        return self._read(name, f"search {name!r}", read)
 
     def schema(self, name: str, version: int | None = None) -> pa.Schema:
         return (self._table(name) if version is None else self._at_version(name, version)).schema
-
-    def versions(self, name: str) -> list[dict[str, Any]]:
-        """Every version of ``name``, oldest first: ``version`` and ``timestamp``."""
-        with storage_step(self.location, f"list versions of {name!r}"):
-            found = self._table(name).list_versions()
-        return [{"version": v["version"], "timestamp": v["timestamp"]} for v in found]
-
-    def version(self, name: str) -> int:
-        """The version of ``name`` this handle reads (within its read consistency)."""
-        with storage_step(self.location, f"version of {name!r}"):
-            return int(self._table(name).version)
-
-    def latest_version(self, name: str) -> int:
-        """The newest committed version of ``name`` (other handles' commits included)."""
-        table = self._table(name)
-        with storage_step(self.location, f"refresh {name!r}"):
-            table.checkout_latest()
-            return int(table.version)
-
-    def versions_dir(self, name: str) -> str | None:
-        """A local table's ``_versions`` folder (one manifest per commit), else None."""
-        uri = str(self._table(name).uri)
-        if is_remote(uri):
-            return None
-        path = Path(uri.removeprefix("file://")) / "_versions"
-        return str(path) if path.is_dir() else None
-
-    def pin(self, name: str, version: int) -> None:
-        """Check ``name`` out at ``version`` for every later read through this handle
-        (a reproducible eval); in-process caches stand aside while it is pinned."""
-        table = self._table(name)
-        with storage_step(self.location, f"check {name!r} out at version {version}"):
-            table.checkout(version)
-        self._pinned[name] = version
-
-    def pinned(self, name: str) -> bool:
-        return name in self._pinned
 
 
 def _select(schema: pa.Schema, columns: list[str]) -> pa.Schema:

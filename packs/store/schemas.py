@@ -141,8 +141,9 @@ RETRIEVAL_LOG_SCHEMA = pa.schema(
     ]
 )
 
-# One row per (reward, memory). ``event_id`` is derived from the caller's idempotency key
-# and the memory id, so a redelivered reward is recognised and applied once. ``alpha``
+# One row per (reward, memory). ``event_id`` is derived from the episode, the caller's
+# idempotency key and the memory id, so a redelivered reward is recognised and applied
+# once (ids of Packs written before issue 23 derive from the key and memory alone). ``alpha``
 # and ``weight`` are the step actually used, so a replay reproduces the online value even
 # after the Pack's settings change.
 REWARD_EVENTS_SCHEMA = pa.schema(

@@ -23,6 +23,7 @@ from typing import Any
 
 from packs.errors import InvalidInput
 from packs.store.filters import sql_literal, tag
+from packs.validation import check_unicode
 
 SCOPE_KEY = "scope"
 SCOPED_TAG = "wolfie:scoped"  # has no "=": no metadata item can collide with it
@@ -37,7 +38,7 @@ def check_scope(scope: object) -> str | None:
         raise InvalidInput(f"scope must be a non-empty str or None, got {scope!r}.")
     if len(scope) > MAX_SCOPE_CHARS or "\x00" in scope:
         raise InvalidInput(f"scope must be at most {MAX_SCOPE_CHARS} characters without NUL bytes.")
-    return scope
+    return check_unicode(scope, "scope")
 
 
 def scoped_metadata(metadata: Mapping[str, Any], scope: str | None) -> dict[str, Any]:

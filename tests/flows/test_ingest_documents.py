@@ -81,3 +81,27 @@ def test_a_bad_document_fails_alone(docs: Path, tmp_root: Path):
     assert result.written == 4
     with pytest.raises(IngestFailed, match="1 of 1 documents failed"):
         ingest_documents_flow(paths=[str(docs / "missing.md")], pack="kb", root=str(tmp_root))
+
+
+def test_one_file_by_its_folder_and_by_its_own_path_is_stored_once(docs: Path, tmp_root):
+    """Bug (issue 23): the same file ingested through its folder and then by its own path
+    became two sets of rows (sources ``docs/guide.md`` and ``guide.md``), and recall
+    filled two of three slots with the same text."""
+    ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
+    again = ingest_documents_flow(paths=[str(docs / "guide.md")], pack="kb", root=str(tmp_root))
+    assert (again.chunks, again.written) == (2, 0)
+    both = ingest_documents_flow(
+        paths=[str(docs / "notes.txt"), str(docs)], pack="kb", root=str(tmp_root)
+    )  # the same file twice in one run, the first time by its own name
+    assert both.written == 0
+    with Pack.open("kb", tmp_root) as pack:
+        assert pack.count(kind="knowledge") == 4
+        found = pack.recall("When are invoices sent?", k=3, kind="knowledge")
+        texts = [item.text for item in found.items]
+    assert len(set(texts)) == len(texts) >= 2  # no slot holds a copy
+    # a changed file is still rewritten in place, by the source it was stored under
+    (docs / "guide.md").write_text(GUIDE.replace("third business day", "fifth business day"))
+    edited = ingest_documents_flow(paths=[str(docs)], pack="kb", root=str(tmp_root))
+    assert edited.written == 1
+    with Pack.open("kb", tmp_root, read_only=True) as pack:
+        assert pack.count(kind="knowledge") == 4

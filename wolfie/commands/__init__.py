@@ -10,7 +10,7 @@ import importlib
 import typer
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "ingest", "serve", "evals", "query", "memory", "correct", "transfer", "mcp",
+    "ingest", "serve", "evals", "query", "memory", "correct", "transfer", "mcp", "doctor",
 )  # fmt: skip
 
 

@@ -122,13 +122,23 @@ def run_shared(root: str, options: dict[str, str] | None, env: dict[str, str]) -
             taken = workers.ask(name, "reward", episode_id=episode["episode_id"], rating=1.0,
                                 key="webhook-42")  # fmt: skip
             assert taken["applied"] == len(episode["ids"])  # neither could know yet
+        # 4. The same key on another caller's episode is another reward (issue 23: Bob's
+        # "webhook-42" came back duplicate and was dropped).
+        other = workers.ask("b", "recall", query=QUESTION)
+        taken = workers.ask("b", "reward", episode_id=other["episode_id"], rating=-1.0,
+                            key="webhook-42")  # fmt: skip
+        assert taken == {"applied": len(other["ids"]), "duplicate": False}
         for name in ("a", "b"):
             workers.ask(name, "flush")
     finally:
         workers.close()
     with Pack.open("shared", root, storage_options=options) as pack:
         keyed = pack.query("rewards", where={"idempotency_key": "webhook-42"})
-        assert keyed.height == len(episode["ids"])  # stored once, whoever took it
+        by_episode = keyed.group_by("episode_id").len()  # stored once, whoever took it
+        assert dict(by_episode.iter_rows()) == {
+            episode["episode_id"]: len(episode["ids"]),
+            other["episode_id"]: len(other["ids"]),
+        }
         assert pack.rebuild_utilities(write=False).changed == 0
 
 

@@ -1,0 +1,171 @@
+"""Near-duplicate memories remembered at the same instant by several processes.
+
+``remember`` merges a new memory into a stored one at cosine >= ``dedup_threshold``. Two
+processes remembering near-duplicates at once both find nothing to merge into (neither
+has committed yet) and both create a row: three processes, three memories, where one
+process would have stored one (issue 23). So a created memory is *settled* right after
+its commit, against the latest version of the table, whenever another commit to
+``memories`` came between ``remember``'s look and its own (otherwise no racer can have
+slipped in before it, and one that commits after it sees it and settles itself):
+
+- its **cluster** is every memory of its scope at cosine >= ``dedup_threshold`` to it.
+  Before the commit there was none (``remember`` looked, at the latest version), so any
+  other member was committed by a racing process in between;
+- the **winner** is the member committed first: the one present at the earliest
+  version of ``memories`` (found by time travel, only when there is a race). Every
+  racer sees the first committer (it committed before them), so all name the same one,
+  and it never moves: what ``remember`` returned to its caller stays true;
+- a racer that is not the winner **folds itself** into it, as if it had been merged in
+  sequence: its text is logged as the winner's merge (a ``merges`` row, keyed so a
+  repeat logs nothing twice), its row is deleted, any merges it absorbed meanwhile move
+  to the winner, and the winner's ``merge_count`` is raised to its logged merges; its
+  caller gets the winner's id, "merged".
+
+A racer that already took part in an episode or a reward is never folded (its learned
+state would be lost): it stays, as a duplicate, as does the row of a process that died
+between its commit and its settling. Measured with ``benchmarks/dedup_race.py``
+(docs/dedup.md).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from packs.errors import InvalidInput
+from packs.recall.ranking import similarity_from_distance
+from packs.store import schemas
+from packs.store.filters import in_clause, sql_literal
+from packs.store.gateway import VECTOR_COLUMN, PackStore
+from packs.store.rows import merge_row
+
+# Members of one cluster looked at (hand-set: a burst of near-duplicates from a few
+# dozen processes; a bigger one settles over several remembers).
+CLUSTER_LIMIT = 32
+_COLUMNS = [
+    "id", "intent_text", "response_summary", "outcome", "metadata_json",
+    "source", "usage_count", "reward_count", "merge_count", VECTOR_COLUMN,
+]  # fmt: skip
+_MERGE_COLUMNS = ["intent_text", "response_summary", "outcome", "metadata_json", "source",
+                  "similarity", "at"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Where a created memory ended: ``memory_id`` is the cluster's winner, with the
+    cosine of the created memory to it (None when it is the winner itself)."""
+
+    memory_id: str
+    similarity: float | None
+
+
+def settle(
+    store: PackStore, memory_id: str, vector: np.ndarray, scope_clause: str, threshold: float
+) -> Settled:
+    """Settle the just-created memory ``memory_id`` against racing near-duplicates."""
+    store.latest_version(schemas.MEMORIES)  # every commit before ours, other processes' too
+    where = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {scope_clause}"
+    found = store.search(schemas.MEMORIES, vector, _COLUMNS, where, limit=CLUSTER_LIMIT)
+    near = similarity_from_distance(found["_distance"].to_numpy()) >= threshold
+    members = {m["id"]: m for m in found.filter(pa.array(near)).to_pylist()}
+    me = members.get(memory_id)
+    if me is None or len(members) == 1:
+        return Settled(memory_id, None)  # no race
+    first = first_versions(store, list(members))
+    winner = members[min(members, key=lambda m: (first[m], m))]
+    if winner["id"] == memory_id or me["usage_count"] or me["reward_count"]:
+        return Settled(memory_id, None)
+    _fold(store, winner, [me])
+    return Settled(winner["id"], _cosine(vector, winner[VECTOR_COLUMN]))
+
+
+def first_versions(store: PackStore, ids: list[str]) -> dict[str, int]:
+    """The earliest version of ``memories`` holding each row of ``ids`` (all present in
+    the latest), by binary search over the versions kept. A version removed by cleanup
+    meanwhile counts as holding none of them (they are fresh rows)."""
+    versions = [v["version"] for v in store.versions(schemas.MEMORIES)]
+    out = {}
+    for memory_id in ids:
+        lo, hi = 0, len(versions) - 1  # present at versions[hi]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _holds(store, memory_id, versions[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        out[memory_id] = versions[hi]
+    return out
+
+
+def _holds(store: PackStore, memory_id: str, version: int) -> bool:
+    try:
+        return store.count(schemas.MEMORIES, f"id = {sql_literal(memory_id)}", version=version) > 0
+    except InvalidInput:  # the version was cleaned up since it was listed
+        return False
+
+
+def _fold(store: PackStore, winner: dict[str, Any], losers: list[dict[str, Any]]) -> None:
+    """Log each loser as the winner's merge, delete it, then move the merges it held.
+
+    Deleting before moving: a process that merges into a loser at the same moment checks
+    afterwards that the loser still exists (``remember``), and if not, merges again into
+    the winner; if it did exist then, its merge was logged before the delete, so the
+    move below carries it."""
+    store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
+    now = datetime.now(UTC)
+    rows = [
+        merge_row(
+            winner["id"], m["intent_text"], m["response_summary"] or "", m["outcome"],
+            json.loads(m["metadata_json"] or "{}"), m["source"] or "api",
+            _cosine(m[VECTOR_COLUMN], winner[VECTOR_COLUMN]), now,
+        )
+        for m in losers
+    ]  # fmt: skip
+    _log_merges(store, rows)
+    ids = [m["id"] for m in losers]
+    store.delete(schemas.MEMORIES, in_clause("id", ids))
+    held = store.scan(schemas.MERGES, ["memory_id", *_MERGE_COLUMNS], in_clause("memory_id", ids))
+    moved = [
+        merge_row(
+            winner["id"], m["intent_text"], m["response_summary"], m["outcome"],
+            json.loads(m["metadata_json"] or "{}"), m["source"], m["similarity"], m["at"],
+        )
+        for m in held.to_pylist()
+    ]  # fmt: skip
+    _log_merges(store, moved)
+    raise_merge_count(store, winner["id"], int(winner["merge_count"] or 0), now)
+
+
+def _log_merges(store: PackStore, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        table = pa.Table.from_pylist(rows, schema=schemas.MERGES_SCHEMA)
+        store.merge(schemas.MERGES, table, "merge_id")
+
+
+def raise_merge_count(store: PackStore, memory_id: str, counted: int, now: datetime) -> None:
+    """Set ``merge_count`` to the number of distinct merges logged for ``memory_id``, only
+    ever raising it: a writer that counted before another's merge can't undo it, and a
+    re-run after a crash between the two writes repairs the count. ``counted`` is the
+    count read with the memory: counts only grow, so at or above the log it is current."""
+    clause = f"memory_id = {sql_literal(memory_id)}"
+    logged = len(set(store.scan(schemas.MERGES, ["merge_id"], clause)["merge_id"].to_pylist()))
+    if counted >= logged:
+        return
+    full = store.schema(schemas.MEMORIES)
+    columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
+    count = pa.table(columns, schema=pa.schema([full.field(c) for c in columns]))
+    store.merge(
+        schemas.MEMORIES, count, "id",
+        update="target.merge_count < source.merge_count", insert=False,
+    )  # fmt: skip
+
+
+def _cosine(a: Any, b: Any) -> float:
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y / norms) if norms else 0.0

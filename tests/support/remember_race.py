@@ -1,0 +1,45 @@
+"""Worker processes that remember near-duplicates at the same instant (spawned, never
+forked): each opens the Pack, waits at a barrier shared with the others, then remembers
+its intents one after another. Used by tests/packs/test_dedup_race.py and
+benchmarks/dedup_race.py."""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier
+from typing import Any
+
+
+def remember_at_once(
+    root: str, intents: list[str], barrier: Barrier, outbox: Queue, fold: bool = True
+) -> None:
+    """Remember each of ``intents`` right after the barrier opens; put the results (id,
+    status, seconds) or the traceback in ``outbox``. ``fold=False`` switches the settling
+    of races off, to measure what it fixes (the benchmark's baseline)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import packs.memories
+    from packs import Pack
+
+    if not fold:
+        packs.memories.settle = _unsettled  # type: ignore[attr-defined]
+    try:
+        with Pack.open("race", root) as pack:
+            pack.search("warm up the model and the table handles")
+            barrier.wait(timeout=300)
+            results = []
+            for intent in intents:
+                started = time.perf_counter()
+                result = pack.remember(intent, "Waited for the retest")
+                results.append((result.id, result.status, time.perf_counter() - started))
+        outbox.put(("ok", results))
+    except BaseException:  # noqa: BLE001 - reported to the parent, which fails loudly
+        outbox.put(("error", traceback.format_exc()))
+
+
+def _unsettled(store: Any, memory_id: str, *args: Any) -> Any:
+    from packs.near_duplicates import Settled
+
+    return Settled(memory_id, None)

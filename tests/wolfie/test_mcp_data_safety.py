@@ -1,0 +1,141 @@
+"""Issue 23's engine cases through ``wolfie mcp --http``, as agents reach it.
+
+- **A JSON ``"\\udce9"``.** The SDK's own client can't send a lone surrogate (pydantic
+  refuses to encode it), and the handshake-era transport refuses it at parsing; the
+  modern protocol path parses with ``json.loads`` and hands it to the tool. Bug: a lone
+  surrogate in ``resolve``'s response or a reward's idempotency key was buffered, and
+  every later flush failed on it, so nothing rewarded afterwards was stored. Now the
+  call fails alone and the Pack goes on (``maturity`` flushes).
+- **A shared idempotency key.** Bug: Alice's ``webhook-1`` made Bob's reward with the
+  key ``webhook-1``, on another episode, come back ``duplicate: true, applied: 0``. Driven
+  with the official SDK's client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from packs import Pack
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "data-safety-token"
+MODERN = "2026-07-28"  # the SDK's modern protocol version: parsed with json.loads
+
+
+@pytest.fixture
+def server(tmp_root: Path) -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1",
+           "WOLFIE_ROOT": str(tmp_root), "WOLFIE_MCP_TOKEN": TOKEN}  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wolfie.cli", "mcp", "--pack", "agents", "--http",
+         f"127.0.0.1:{port}"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"wolfie mcp --http exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            httpx.get(url, timeout=1)
+            break
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("wolfie mcp --http did not start listening in 120 s")
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@asynccontextmanager
+async def session_at(url: str) -> AsyncIterator[ClientSession]:
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+    async with (
+        client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def raw_call(url: str, tool: str, arguments_json: str) -> dict[str, Any]:
+    """One tools/call on the modern protocol, its JSON written by hand (a ``\\udce9``
+    escape survives as it is)."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+    body = (f'{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"_meta": '
+            f'{json.dumps(meta)}, "name": "{tool}", "arguments": {arguments_json}}}}}')  # fmt: skip
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
+               "mcp-method": "tools/call", "mcp-name": tool}  # fmt: skip
+    answer = httpx.post(url, content=body.encode(), headers=headers, timeout=120)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json()["result"])
+
+
+def test_lone_surrogates_fail_alone_and_keys_belong_to_their_episode(server: str, tmp_root):
+    async def main() -> dict[str, Any]:
+        async with session_at(server) as session:
+            await call(session, "remember", intent="The deploy failed with a locked database",
+                       response="Stop the scheduler, migrate, then rerun the deploy.")  # fmt: skip
+            query = "deploy fails because the database is locked"
+            alice = await call(session, "recall", query=query, scope="alice")
+            bob = await call(session, "recall", query=query, scope="bob")
+            for bad in (
+                raw_call(server, "resolve", json.dumps({"episode_id": alice["episode_id"]})[:-1]
+                         + ', "response": "caf\\udce9"}'),
+                raw_call(server, "feedback", json.dumps({"episode_id": alice["episode_id"]})[:-1]
+                         + ', "rating": 1.0, "idempotency_key": "k\\udce9"}'),
+            ):  # fmt: skip
+                text = " ".join(part.get("text", "") for part in bad["content"])
+                assert bad["isError"] and "lone surrogate" in text, bad
+            first = await call(session, "feedback", episode_id=alice["episode_id"], rating=1.0,
+                               idempotency_key="webhook-1")  # fmt: skip
+            second = await call(session, "feedback", episode_id=bob["episode_id"], rating=-1.0,
+                                idempotency_key="webhook-1")  # fmt: skip
+            again = await call(session, "feedback", episode_id=bob["episode_id"], rating=-1.0,
+                               idempotency_key="webhook-1")  # fmt: skip
+            await call(session, "maturity")  # flushes: nothing left to fail on
+            return {"first": first, "second": second, "again": again}
+
+    answers = anyio.run(main)
+    assert answers["first"]["applied"] == 1 and not answers["first"]["duplicate"]
+    assert answers["second"]["applied"] == 1 and not answers["second"]["duplicate"]
+    assert answers["again"]["duplicate"] and answers["again"]["applied"] == 0
+    with Pack.open("agents", tmp_root, read_only=True) as pack:
+        keyed = pack.query("rewards", where={"idempotency_key": "webhook-1"})
+        assert keyed.height == 2 and keyed["episode_id"].n_unique() == 2
+        assert pack.count("episodes") == 2
