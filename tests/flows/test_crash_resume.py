@@ -308,10 +308,10 @@ def test_a_kill_between_the_merge_log_and_its_count_keeps_the_count(
     real_commit = PackStore._commit
     logged: list[str] = []
 
-    def crash_after_the_log(store: PackStore, step: str, write: Any) -> Any:
+    def crash_after_the_log(store: PackStore, name: str, step: str, write: Any) -> Any:
         if logged and "'memories'" in step:
             raise SimulatedCrash("process died here")
-        result = real_commit(store, step, write)
+        result = real_commit(store, name, step, write)
         if "'merges'" in step:
             logged.append(step)
         return result

@@ -109,8 +109,10 @@ def raw_call(url: str, tool: str, arguments_json: str) -> dict[str, Any]:
 def test_lone_surrogates_fail_alone_and_keys_belong_to_their_episode(server: str, tmp_root):
     async def main() -> dict[str, Any]:
         async with session_at(server) as session:
-            await call(session, "remember", intent="The deploy failed with a locked database",
-                       response="Stop the scheduler, migrate, then rerun the deploy.")  # fmt: skip
+            await call(
+                session, "remember", intent="The deploy failed with a locked database",
+                response="Stop the scheduler before migrating, then rerun the deploy.",
+            )  # fmt: skip
             query = "deploy fails because the database is locked"
             alice = await call(session, "recall", query=query, scope="alice")
             bob = await call(session, "recall", query=query, scope="bob")
