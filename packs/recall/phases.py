@@ -103,6 +103,7 @@ def phase_a(
     text: str | None = None,
     query: str | None = None,
     hops: int = 0,
+    visible: str | None = None,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
     and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
@@ -114,12 +115,14 @@ def phase_a(
     have put its memory among the ``k2`` best by similarity: the memory joins the pool
     if it is not in it, and ranks by the better of its similarity and its key. With
     ``hops``, the chunks within ``hops`` positions of the ``k2`` best by cosine and by
-    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all.
+    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all;
+    ``visible``, its scope part, lets LanceDB pick its search by how many rows it allows
+    (:func:`packs.recall.indexed.indexed_top_k`).
     """
     k2 = k1 if k2 is None else k2
     if cache is not None and cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS):
         return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops)
-    found = indexed_top_k(store, vector, k1, clause)
+    found = indexed_top_k(store, vector, k1, clause, visible)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
     ordered = found.take(pa.array(kept, type=pa.int64()))

@@ -94,6 +94,7 @@ class RecallService:
                 words,
                 text,
                 s.spread_hops if s.spread > 0 else 0,
+                visible,
             )
             explore = self._explore(s.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, s, k2, explore)

@@ -50,6 +50,7 @@ class PackStore:
         self._tables: dict[str, Any] = {}
         self._pinned: dict[str, int] = {}  # tables checked out at a past version
         self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
+        self.tags_checked: tuple[float, bool] = (0.0, False)  # packs/recall/indexed.py
 
     @property
     def _db(self) -> Any:
@@ -301,19 +302,18 @@ class PackStore:
         *,
         limit: int,
         prefilter: bool = True,
+        exact: bool = False,
     ) -> pa.Table:
         """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
         exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
-        before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows)."""
+        before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows).
+        ``exact`` compares every row that passes instead of probing the vector index."""
         table = self._table(name)
         with storage_step(self.location, f"search {name!r}"):
-            query = (
-                table.search(vector, vector_column_name=VECTOR_COLUMN)
-                .distance_type("cosine")
-                .refine_factor(REFINE_FACTOR)
-                .select([*columns, "_distance"])
-                .limit(limit)
-            )
+            query = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
+            if exact:
+                query = query.bypass_vector_index()
+            query = query.refine_factor(REFINE_FACTOR).select([*columns, "_distance"]).limit(limit)
             if where:
                 query = query.where(where, prefilter=prefilter)
             return query.to_arrow()

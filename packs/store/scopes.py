@@ -65,12 +65,18 @@ def scope_tags(metadata: Mapping[str, Any]) -> list[str]:
 
 
 def visible_clause(scope: str | None) -> str:
-    """Rows a caller in ``scope`` may see: its own scope and the shared rows."""
+    """Rows a caller in ``scope`` may see: its own scope and the shared rows.
+
+    Every row carries a ``tags`` list (``[]`` without metadata; ``packs/store/rows.py``
+    has written one since the first schema), so there is no ``tags IS NULL`` arm: it was
+    the one part of the clause that maintenance's LABEL_LIST index can't answer, and it
+    made LanceDB read every row's tags for every filtered search (docs/recall.md).
+    """
     shared = f"NOT array_has(tags, {sql_literal(SCOPED_TAG)})"
     if scope is None:
-        return f"(tags IS NULL OR {shared})"
+        return f"({shared})"
     own = f"array_has(tags, {sql_literal(tag(SCOPE_KEY, scope))})"
-    return f"(tags IS NULL OR {shared} OR {own})"
+    return f"({shared} OR {own})"
 
 
 def same_scope_clause(scope: str | None) -> str:
