@@ -10,9 +10,9 @@ they are found at once (docs/recall.md). Scalar BTREE indexes on the id columns 
 ``merge_insert`` and lookups at the same size, and a LABEL_LIST index on ``memories.tags``
 answers the scope and metadata filters (``array_has``, ``array_has_any``, their ``NOT``
 and ``OR``) from the index instead of reading every row's tags: at 1M rows a scope's
-1,000 rows are counted in about 1 ms instead of 90-360 ms (docs/recall.md). A commit conflict with a live writer is a
-:class:`packs.errors.TransientStorageError` (via :func:`packs.store.faults.storage_step`),
-which the flow retries.
+1,000 rows are counted in about 1 ms instead of 90-360 ms (docs/recall.md). A commit
+conflict with a live writer is a :class:`packs.errors.TransientStorageError` (via
+:func:`packs.store.faults.storage_step`), which the flow retries.
 """
 
 from __future__ import annotations
