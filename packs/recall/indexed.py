@@ -47,24 +47,22 @@ def indexed_top_k(
     index answers it (about 1 ms): too few visible rows for the over-fetch to find ``k1``
     skip it, none means nothing to find, and at most :data:`EXACT_ROWS` are searched
     exactly (a scope of a Pack shared by many users)."""
-    visible_rows = _visible_rows(store, visible) if clause is not None else None
-    if visible_rows == 0:
+    allowed = visible_rows(store, visible) if clause is not None else None
+    if allowed == 0:
         return store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, "FALSE", limit=k1)
-    total = store.count(schemas.MEMORIES) if visible_rows is not None else 0
-    if clause is not None and (
-        visible_rows is None or visible_rows * POSTFILTER_OVERFETCH >= total
-    ):
+    total = store.count(schemas.MEMORIES) if allowed is not None else 0
+    if clause is not None and (allowed is None or allowed * POSTFILTER_OVERFETCH >= total):
         found = store.search(
             schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause,
             limit=k1 * POSTFILTER_OVERFETCH, prefilter=False,
         )  # fmt: skip
         if found.num_rows >= k1:
             return found.slice(0, k1)
-    exact = visible_rows is not None and visible_rows <= EXACT_ROWS
+    exact = allowed is not None and allowed <= EXACT_ROWS
     return store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause, limit=k1, exact=exact)
 
 
-def _visible_rows(store: PackStore, visible: str | None) -> int | None:
+def visible_rows(store: PackStore, visible: str | None) -> int | None:
     """Rows ``visible`` lets through, when the tags index answers it; else None (counting
     would read every row's tags). The index is looked for again every 30 s until seen."""
     if visible is None:

@@ -17,6 +17,7 @@ from packs.journal.flush import Flusher
 from packs.learning.state import ContextRule, LearningState
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
+from packs.recall.scope_cache import ScopeCaches
 from packs.recall.vector_cache import VectorCache
 from packs.records import Recall
 from packs.settings import ActiveSettings, PackSettings
@@ -50,6 +51,7 @@ class RecallService:
         self._flusher = flusher
         self._lock = lock
         self.vectors = VectorCache(embedder.info.dim)  # Phase A's exact scan (docs/recall.md)
+        self.scopes = ScopeCaches(embedder.info.dim)  # a scope's rows when that is too large
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
 
@@ -95,6 +97,7 @@ class RecallService:
                 text,
                 s.spread_hops if s.spread > 0 else 0,
                 visible,
+                self.scopes,
             )
             explore = self._explore(s.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, s, k2, explore)

@@ -24,7 +24,8 @@ version moved, the cache catches up incrementally:
 Filters run in LanceDB (the same SQL, read as row ids only) and mask the scan, so
 ``where``/``metadata``/``kind``/scope clauses behave exactly as before. Above
 ``max_rows`` the cache stands aside and LanceDB searches (with its ANN index, when
-maintenance built one).
+maintenance built one). A cache made with ``where`` holds only the rows it lets through
+(one scope's visible rows, ``packs/recall/scope_cache.py``).
 """
 
 from __future__ import annotations
@@ -79,9 +80,13 @@ class VectorCache:
     Not thread-safe on its own: the Pack calls it under its journal lock.
     """
 
-    def __init__(self, dim: int, max_rows: int = MAX_CACHED_ROWS, defer: int = 1) -> None:
+    def __init__(
+        self, dim: int, max_rows: int = MAX_CACHED_ROWS, defer: int = 1, where: str | None = None
+    ) -> None:
         self.dim = dim
         self.max_rows = max_rows
+        self.where = where  # the rows held: all, or those this SQL clause lets through
+        self.too_large = False  # the last sync found more than max_rows rows
         # Searches left to LanceDB before the first load: a one-shot handle (a CLI call,
         # a Prefect task) would otherwise pay the full load (2.3 s at 100k rows) for one
         # search that LanceDB answers in 0.1-0.2 s.
@@ -135,8 +140,9 @@ class VectorCache:
         if current and version == self._version:
             self._marker = marker
             return True
-        live = store.count(name)
-        if live > self.max_rows:
+        live = store.count(name, self.where)
+        self.too_large = live > self.max_rows
+        if self.too_large:
             self._clear()
             return False
         if not current or self._version is None:
@@ -154,13 +160,13 @@ class VectorCache:
     def _reload(self, table: _Table) -> None:
         self._clear()
         self.reloads += 1
-        self._append(_read(table, [VECTOR_COLUMN, *self._wanted], None))
+        self._append(_read(table, [VECTOR_COLUMN, *self._wanted], self.where))
         self.lexical.retain(self._position)
 
     def _catch_up(self, table: _Table, live: int) -> None:
         # An empty cache reads every row: Lance's row ids are unsigned, so "> -1" is refused.
         where = f"_rowid > {int(self._rowids[self._n - 1])}" if self._n else None
-        new = _read(table, [VECTOR_COLUMN, *self._wanted], where)
+        new = _read(table, [VECTOR_COLUMN, *self._wanted], self._within(where))
         renumbered = new.num_rows >= live  # compaction renumbered every row: start afresh
         if renumbered:
             self._clear()
@@ -207,9 +213,13 @@ class VectorCache:
         if texts:
             self.lexical.upsert(ids, [row_text(texts, i) for i in range(len(ids))])
 
+    def _within(self, where: str | None) -> str | None:
+        """``where`` and the cache's own clause."""
+        return " AND ".join(f"({w})" for w in (self.where, where) if w) or None
+
     def _reconcile(self, table: _Table) -> bool:
         """Drop entries whose row is gone; False if a live row is not cached at all."""
-        live = np.sort(_read(table, [], None)["_rowid"].to_numpy().astype(np.uint64))
+        live = np.sort(_read(table, [], self.where)["_rowid"].to_numpy().astype(np.uint64))
         cached = self._rowids[self._alive[: self._n]]
         if np.setdiff1d(live, cached, assume_unique=True).size:
             return False
