@@ -75,6 +75,8 @@ def build_services(
     rewards = RewardService(store, settings, episodes, keys, ledger, flusher, lock)
     tune = TuneSettings(buffer, learning)
     tune(s)
+    background = BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds)
+    flusher.wake = background.wake  # a due flush leaves the caller's path
     return PackServices(
         embedder=embedder,
         flusher=flusher,
@@ -87,5 +89,5 @@ def build_services(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock
         ),
         tune=tune,
-        background=BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds),
+        background=background,
     )

@@ -9,8 +9,9 @@ pieces, the model's ``max_seq_length``.
 Threads and batches are what ``benchmarks/embed_bench.py`` measured fastest on the shared
 2-core box (docs/ingestion.md): one intra-op thread per ``run`` (a single query took
 4.2 ms with 1 thread against 13.5 ms with 2, FIELD_NOTES), texts sorted by length in
-batches of 4, and bulk work on two threads sharing the session (onnxruntime releases the
-GIL in ``run``), which beat one 2-thread session, larger batches and two processes.
+batches of 2, and bulk work on two threads sharing the session (onnxruntime releases the
+GIL in ``run``). Batches of 16-64 ran at half that speed or less, a 2-thread session at
+under half, two processes at about three quarters.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class OnnxMiniLM(EmbeddingProvider):
         model_path: str | os.PathLike[str] | None = None,
         tokenizer_path: str | os.PathLike[str] | None = None,
         threads: int = 1,
-        batch_size: int = 4,
+        batch_size: int = 2,
         workers: int | None = None,
     ) -> None:
         import onnxruntime as ort

@@ -6,6 +6,10 @@ call: a worker that punished a memory and then sat idle kept its learning to its
 until it closed. A daemon thread per writable handle looks every flush window and
 flushes what is due, so learning reaches every other process within about
 ``log_flush_seconds`` plus the storage layer's read consistency (docs/durability.md).
+
+It is also woken when a call finds the buffer due (:meth:`wake`), so that call returns
+without the flush's commits (about 100 ms at 10k rows, the slowest 5 % of recalls before,
+docs/recall.md).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class BackgroundFlush:
         self._flush_if_due = flush_if_due
         self._period = period
         self._stop = threading.Event()
+        self._woken = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -33,14 +38,26 @@ class BackgroundFlush:
             self._thread = threading.Thread(target=self._run, name="wolfie-flush", daemon=True)
             self._thread.start()
 
+    def wake(self) -> bool:
+        """Flush now on the background thread; False when it is not running."""
+        if self._thread is None or self._stop.is_set():
+            return False
+        self._woken.set()
+        return True
+
     def stop(self) -> None:
         self._stop.set()
+        self._woken.set()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=30)
 
     def _run(self) -> None:
-        while not self._stop.wait(max(MIN_PERIOD_S, self._period())):
+        while True:
+            self._woken.wait(max(MIN_PERIOD_S, self._period()))
+            self._woken.clear()
+            if self._stop.is_set():
+                return
             try:
                 self._flush_if_due()
             except Exception as exc:  # noqa: BLE001 - a background thread must not die

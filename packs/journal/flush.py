@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -69,6 +70,9 @@ class Flusher:
         self._commits: dict[str, int] = {}
         self._failures = 0
         self._retry_after = 0.0
+        # The background flusher's wake-up (packs/journal/background_flush.py): a due
+        # flush is handed to it, off the caller's path, while the buffer stays bounded.
+        self.wake: Callable[[], bool] | None = None
 
     def idle(self) -> bool:
         """Nothing buffered."""
@@ -121,9 +125,11 @@ class Flusher:
                     "Each is logged at ERROR with the reason."
                 )
 
-    def maybe_flush(self) -> None:
-        """Flush if due. On the hot path a transient storage fault does not raise: the
-        rows stay buffered and the next due flush, ``flush()`` or ``close()`` retries.
+    def maybe_flush(self, *, here: bool = False) -> None:
+        """Flush if due: on the background thread when one runs (unless ``here``) and
+        fewer than twice ``flush_rows`` rows wait, else now. On the hot path a transient
+        storage fault does not raise: the rows stay buffered and the next due flush,
+        ``flush()`` or ``close()`` retries.
 
         In durable mode (``log_flush_rows=1``) every fault raises, so a call never
         returns as if stored when its commit failed; its rows stay buffered, and the
@@ -133,6 +139,9 @@ class Flusher:
             return
         if self._buffer.flush_rows <= 1:
             self.flush()
+            return
+        pending = self._buffer.row_count(self._learning.pending_count())
+        if not here and self.wake and pending < 2 * self._buffer.flush_rows and self.wake():
             return
         if time.monotonic() < self._retry_after:
             return
@@ -153,7 +162,7 @@ class Flusher:
         """The background flusher's call: what a call would have flushed had one come."""
         with self._lock:
             if self._due():
-                self.maybe_flush()
+                self.maybe_flush(here=True)
 
     def _drop_for_deleted_pack(self) -> None:
         """The Pack's folder was deleted under this handle: writing would recreate half
