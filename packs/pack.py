@@ -158,9 +158,10 @@ class Pack:
         self._closed = True
         _open_packs.discard(self)
 
-    def flush(self) -> None:
-        """Write buffered episodes, logs, reward events and learned state now."""
-        self._svc.flusher.flush()
+    def flush(self, *, wait: bool = True) -> None:
+        """Write buffered episodes, logs, reward events and learned state now (``wait=False``:
+        on the handle's background thread, this call returning at once)."""
+        self._svc.flusher.flush() if wait else self._svc.flusher.flush_soon()
 
     # --- write path: packs/memories.py ---------------------------------------------------
 

@@ -73,6 +73,7 @@ class Flusher:
         # The background flusher's wake-up (packs/journal/background_flush.py): a due
         # flush is handed to it, off the caller's path, while the buffer stays bounded.
         self.wake: Callable[[], bool] | None = None
+        self._soon = False  # flush_soon asked the background thread for a flush
 
     def idle(self) -> bool:
         """Nothing buffered."""
@@ -125,7 +126,14 @@ class Flusher:
                     "Each is logged at ERROR with the reason."
                 )
 
-    def maybe_flush(self, *, here: bool = False) -> None:
+    def flush_soon(self) -> None:
+        """Flush on the background thread when one runs, else now."""
+        self._soon = True
+        if self.wake is None or not self.wake():
+            self._soon = False
+            self.flush()
+
+    def maybe_flush(self, *, here: bool = False, due: bool | None = None) -> None:
         """Flush if due: on the background thread when one runs (unless ``here``) and
         fewer than twice ``flush_rows`` rows wait, else now. On the hot path a transient
         storage fault does not raise: the rows stay buffered and the next due flush,
@@ -135,7 +143,7 @@ class Flusher:
         returns as if stored when its commit failed; its rows stay buffered, and the
         same call again (same idempotency key) retries the write.
         """
-        if not self._due():
+        if not (self._due() if due is None else due):
             return
         if self._buffer.flush_rows <= 1:
             self.flush()
@@ -161,8 +169,9 @@ class Flusher:
     def flush_if_due(self) -> None:
         """The background flusher's call: what a call would have flushed had one come."""
         with self._lock:
-            if self._due():
-                self.maybe_flush(here=True)
+            soon, self._soon = self._soon, False
+            if soon or self._due():
+                self.maybe_flush(here=True, due=True)
 
     def _drop_for_deleted_pack(self) -> None:
         """The Pack's folder was deleted under this handle: writing would recreate half
