@@ -53,6 +53,10 @@ _DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
 _FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
 _MAX_CHUNKS = 64  # Arrow chunks of the cached columns before they are combined
 _SETTLE_NS = 1_000_000_000  # hand-set, far above any file-system timestamp tick
+# A writable handle asks for the table's version at most this often while it writes nothing
+# itself: other processes' commits reach it within a second anyway (WRITER_CONSISTENCY),
+# and the ask cost 10-16 ms per recall on the loaded 2-core box (issue 24, docs/recall.md).
+LOOK_EVERY_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,8 @@ class VectorCache:
         self._wanted: tuple[str, ...] = ("id",)
         self._versions_dir: str | None = None
         self._marker: tuple[int, int] | None = None
+        # (store.commits, raw folder marker, time.monotonic()) at the last version ask
+        self._looked: tuple[int, tuple[int, int] | None, float] = (-1, None, 0.0)
         self.lexical = LexicalIndex()  # BM25 over the cached rows' text, kept with them
         self._clear()
 
@@ -133,9 +139,16 @@ class VectorCache:
         if self._deferred < self.defer and (not current or self._version is None):
             self._deferred += 1
             return False
-        marker = _commit_marker(self._versions_dir) if current else None
+        marker = _commit_marker(self._versions_dir, settled=True) if current else None
         if marker is not None and marker == self._marker and self._version is not None:
             return True  # no commit since the last check (a local table; see _commit_marker)
+        looked = (store.commits, _commit_marker(self._versions_dir), time.monotonic())
+        if (
+            current and self._version is not None and not store.read_only
+            and looked[:2] == self._looked[:2] and looked[2] - self._looked[2] < LOOK_EVERY_S
+        ):  # fmt: skip
+            return True  # nothing written here, the folder unchanged, looked a moment ago
+        self._looked = looked
         version = store.latest_version(name)
         if current and version == self._version:
             self._marker = marker
@@ -339,13 +352,14 @@ class VectorCache:
         return {name: rows[name].to_pylist() for name in self._wanted}
 
 
-def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:
+def _commit_marker(versions_dir: str | None, settled: bool = False) -> tuple[int, int] | None:
     """(inode, mtime) of a local table's ``_versions`` folder, or None when unknown.
 
     Every commit adds a manifest there, so an unchanged marker means no new version, and
     one ``stat`` (microseconds) replaces a call into LanceDB's event loop (0.2 ms idle,
-    measured 10-16 ms on the loaded 2-core box). A folder changed within the last
-    :data:`_SETTLE_NS` gives None: two commits in one clock tick could share an mtime.
+    measured 10-16 ms on the loaded 2-core box). ``settled``: a folder changed within the
+    last :data:`_SETTLE_NS` gives None, since two commits in one clock tick could share an
+    mtime (without it, such a commit goes unseen for at most :data:`LOOK_EVERY_S`).
     """
     if versions_dir is None:
         return None
@@ -353,7 +367,7 @@ def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:
         stat = os.stat(versions_dir)
     except OSError:
         return None
-    if time.time_ns() - stat.st_mtime_ns < _SETTLE_NS:
+    if settled and time.time_ns() - stat.st_mtime_ns < _SETTLE_NS:
         return None
     return stat.st_ino, stat.st_mtime_ns
 

@@ -1,10 +1,9 @@
 """The one storage gateway: every LanceDB read and write of a Pack goes through
 :class:`PackStore`, and every fault through :func:`packs.store.faults.storage_step`.
 
-Other modules never hold a LanceDB table: they ask the gateway for rows (``get``,
-``scan``), counts (``count``), nearest neighbours (``search``, with LanceDB's cosine
-``_distance``; :func:`packs.recall.ranking.similarity_from_distance` turns it into a
-similarity), versions and commits. Only modules in ``packs/store/`` import ``lancedb``.
+Other modules never hold a LanceDB table: they ask it for rows, counts, nearest neighbours
+(LanceDB's cosine ``_distance``; ``packs.recall.ranking.similarity_from_distance`` makes it
+a similarity), versions and commits. Only modules in ``packs/store/`` import ``lancedb``.
 """
 
 from __future__ import annotations
@@ -51,6 +50,7 @@ class PackStore:
         self._pinned: dict[str, int] = {}  # tables checked out at a past version
         self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
         self.tags_checked: tuple[float, bool] = (0.0, False)  # packs/recall/indexed.py
+        self.commits = 0  # writes this handle made or tried (the vector cache compares it)
 
     @property
     def _db(self) -> Any:
@@ -230,9 +230,9 @@ class PackStore:
         )
 
     def _commit(self, step: str, write: Callable[[], Any]) -> Any:
-        """Run one commit; on write contention (Lance gave up on its own retries: the
-        commit did not land) wait with jittered backoff and try again, a bounded number
-        of times. Other faults go through :func:`storage_step` unchanged."""
+        """Run one commit; on write contention (Lance gave up on its own retries: it did not
+        land) back off and try again, a bounded number of times; other faults unchanged."""
+        self.commits += 1
         for attempt in range(CONTENTION_RETRIES + 1):
             try:
                 with storage_step(self.location, step):
@@ -304,10 +304,9 @@ class PackStore:
         prefilter: bool = True,
         exact: bool = False,
     ) -> pa.Table:
-        """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
-        exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
-        before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows).
-        ``exact`` compares every row that passes instead of probing the vector index."""
+        """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, exact
+        ``_distance`` ascending, with ``columns``; ``where`` filters first (``prefilter=False``:
+        the ``limit`` found); ``exact`` compares every passing row, not the index's probes."""
         table = self._table(name)
         with storage_step(self.location, f"search {name!r}"):
             query = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
@@ -369,6 +368,7 @@ class PackStore:
         than ``retention`` (LanceDB's default, 7 days, when None; younger ones stay for
         time travel); returns how many versions were removed."""
         self.require_writable(f"optimize {name!r}")
+        self.commits += 1
         table = self._table(name)
         with storage_step(self.location, f"optimize {name!r}"):
             before = len(table.list_versions())
