@@ -268,14 +268,12 @@ class PackStore:
         with_row_id: bool = False,
     ) -> pa.Table:
         """``columns`` of every row (or of the rows matching ``where``, at most ``limit``;
-        at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``."""
+        at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``. One read: no
+        count first (a ``_rowid`` filter costs a pass over every row id, issue 24)."""
         table = self._table(name) if version is None else self._at_version(name, version)
         with storage_step(self.location, f"read {name!r}"):
-            total = int(table.count_rows(where))
             wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
-            if not total:
-                return pa.Table.from_batches([], _select(table.schema, wanted))
-            query = table.search().select(wanted).limit(min(total, limit or total))
+            query = table.search().select(wanted).limit(limit)  # None: every row
             if with_row_id:
                 query = query.with_row_id(True)
             if where:
@@ -391,10 +389,3 @@ class PackStore:
         self.require_writable(f"index {name}.{column}")
         with storage_step(self.location, f"index {name}.{column}"):
             self._table(name).create_index(column, config=config)
-
-
-def _select(schema: pa.Schema, columns: list[str]) -> pa.Schema:
-    fields = [schema.field(c) for c in columns if c in schema.names]
-    if "_rowid" in columns:
-        fields.append(pa.field("_rowid", pa.uint64()))
-    return pa.schema(fields)

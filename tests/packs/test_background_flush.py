@@ -25,7 +25,7 @@ def test_a_due_flush_runs_on_the_background_thread(tmp_path):
             return append(*args, **kwargs)
 
         pack.store.append = spy  # type: ignore[method-assign]
-        for i in range(3):  # 1 episode + 5 retrieval rows each: due at the second
+        for i in range(2):  # about 9 rows each: due at the second, under twice the limit
             pack.recall(f"question {i}")
         assert "MainThread" not in threads  # no recall committed on its own thread
         deadline = time.monotonic() + 10
