@@ -63,6 +63,7 @@ def test_a_scope_is_searched_exactly_in_memory_and_kept_current(pack):
 
 def test_scopes_are_dropped_least_recently_used_and_large_ones_left_to_lancedb(pack, monkeypatch):
     monkeypatch.setattr(scope_cache, "SCOPE_BUDGET_ROWS", 150)  # two scopes of 70 rows
+    pack.search("warm up")  # a new handle's first search is LanceDB's (the deferred load)
     for scope in ("u1", "u2", "u3"):
         pack.search("question", k=K1, scope=scope)
     caches = pack._svc.recall.scopes._caches
