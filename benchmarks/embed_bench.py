@@ -48,6 +48,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script, find the parts
 
 from embedbench.engines import (
+    OwnSessionsEngine,
     PackProcesses,
     ProcessEngine,
     SessionEngine,
@@ -172,6 +173,13 @@ def bulk_engines(tok: Any, fp32: Path | None) -> list[Any]:
         SessionEngine("1-thread session x 2 workers, batch 2, sorted", one, tok, 2, workers=2),
         SessionEngine("1-thread session x 2 workers, batch 4, sorted", one, tok, 4, workers=2),
         SessionEngine("1-thread session x 2 workers, batch 16, sorted", one, tok, 16, workers=2),
+        OwnSessionsEngine("2 workers x own 1-thread session, batch 1", model, tok_path, 2, 1),
+        OwnSessionsEngine(
+            "2 workers x own 1-thread session, batch 2, sorted", model, tok_path, 2, 2
+        ),
+        OwnSessionsEngine(
+            "2 workers x own 1-thread session, batch 4, sorted", model, tok_path, 2, 4
+        ),
         ProcessEngine("2 processes x 1 thread, batch 1", model, tok_path, 2, 1),
         ProcessEngine("2 processes x 1 thread, batch 4, sorted", model, tok_path, 2, 4),
     ]
@@ -238,7 +246,10 @@ def run_bulk(args: argparse.Namespace, tok: Any, fp32: Path | None) -> dict[str,
     shutil.rmtree(root, ignore_errors=True)
     per_chunk = statistics.mean(tokens) / args.chunks
     median = {name: statistics.median(r) for name, r in rates.items()}
-    bare = {e.name: median[e.name] for e in engines if not e.name.startswith("fp32")}
+    # the goal's limit: the best bare configuration in one process (issue 24); the
+    # processes' figures are printed beside it
+    bare = {e.name: median[e.name] for e in engines
+            if not e.name.startswith(("fp32", "2 processes"))}  # fmt: skip
     best = max(bare, key=lambda name: bare[name])
     return {
         "chunks_per_round": args.chunks,
@@ -283,7 +294,7 @@ def markdown(
                 f"{bulk['share_of_best'][name]:.2f} | "
                 f"{'' if cosine is None else f'{cosine:.4f}'} |"
             )
-        lines += ["", f"The limit (best bare configuration): {bulk['best_bare']}. "
+        lines += ["", f"The limit (best bare configuration in one process): {bulk['best_bare']}. "
                   f"**add_knowledge / limit: {bulk['add_knowledge_over_best']:.2f}x** "
                   "(goal >= 0.9).", ""]  # fmt: skip
     return "\n".join(lines)

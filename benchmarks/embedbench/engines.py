@@ -103,6 +103,32 @@ class SessionEngine:
             self._pool.shutdown()
 
 
+class OwnSessionsEngine:
+    """``workers`` threads in this process, each with its own session and tokenizer,
+    taking sorted batches in turn (what the shipped embedder does)."""
+
+    def __init__(self, name: str, model: Path, tok_path: Path, workers: int, batch: int) -> None:
+        self.name, self.batch = name, batch
+        self._runners = [(session(model, 1), tokenizer(tok_path)) for _ in range(workers)]
+        self._pool = ThreadPoolExecutor(workers)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        groups = batches(texts, self.batch, True)
+        n = len(self._runners)
+
+        def work(k: int) -> None:
+            sess, tok = self._runners[k]
+            for idx in groups[k::n]:
+                out[idx] = run_batch(sess, tok, [texts[i] for i in idx])
+
+        list(self._pool.map(work, range(n)))
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown()
+
+
 def _worker(conn: Connection, model: str, tokenizer_path: str) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     sess, tok = session(Path(model), 1), tokenizer(Path(tokenizer_path))

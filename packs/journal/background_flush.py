@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class BackgroundFlush:
         self._period = period
         self._stop = threading.Event()
         self._woken = threading.Event()
+        self._due_at: float | None = None  # time.monotonic() a requested flush is due at
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -38,10 +40,13 @@ class BackgroundFlush:
             self._thread = threading.Thread(target=self._run, name="wolfie-flush", daemon=True)
             self._thread.start()
 
-    def wake(self) -> bool:
-        """Flush now on the background thread; False when it is not running."""
+    def wake(self, delay: float = 0.0) -> bool:
+        """Flush on the background thread within ``delay`` seconds (requests within that
+        window share one flush); False when the thread is not running."""
         if self._thread is None or self._stop.is_set():
             return False
+        due = time.monotonic() + delay
+        self._due_at = due if self._due_at is None else min(self._due_at, due)
         self._woken.set()
         return True
 
@@ -54,10 +59,17 @@ class BackgroundFlush:
 
     def _run(self) -> None:
         while True:
-            self._woken.wait(max(MIN_PERIOD_S, self._period()))
+            wait = max(MIN_PERIOD_S, self._period())
+            if self._due_at is not None:
+                wait = min(wait, max(0.0, self._due_at - time.monotonic()))
+            self._woken.wait(wait)
             self._woken.clear()
             if self._stop.is_set():
                 return
+            if self._due_at is not None:
+                if time.monotonic() < self._due_at:
+                    continue  # a request not yet due: wait on
+                self._due_at = None
             try:
                 self._flush_if_due()
             except Exception as exc:  # noqa: BLE001 - a background thread must not die

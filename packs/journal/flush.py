@@ -27,6 +27,11 @@ from packs.store.gateway import PackStore
 
 log = logging.getLogger(__name__)
 
+# Hand-set: how long Pack.flush(wait=False) may wait, so that a burst of calls (the MCP
+# server's recalls, issue 24) shares one flush instead of each holding the handle's lock
+# for one; well inside a writer's 1 s view of other processes' commits.
+SOON_S = 0.25
+
 # The key (or keys) that name a buffered row in logs, per table.
 _ROW_KEYS: dict[str, tuple[str, ...]] = {
     schemas.EPISODES: ("id",),
@@ -72,7 +77,7 @@ class Flusher:
         self._retry_after = 0.0
         # The background flusher's wake-up (packs/journal/background_flush.py): a due
         # flush is handed to it, off the caller's path, while the buffer stays bounded.
-        self.wake: Callable[[], bool] | None = None
+        self.wake: Callable[[float], bool] | None = None
         self._soon = False  # flush_soon asked the background thread for a flush
 
     def idle(self) -> bool:
@@ -127,9 +132,10 @@ class Flusher:
                 )
 
     def flush_soon(self) -> None:
-        """Flush on the background thread when one runs, else now."""
+        """Flush on the background thread within :data:`SOON_S` when one runs (the calls
+        of that window share the flush), else now."""
         self._soon = True
-        if self.wake is None or not self.wake():
+        if self.wake is None or not self.wake(SOON_S):
             self._soon = False
             self.flush()
 
@@ -149,7 +155,7 @@ class Flusher:
             self.flush()
             return
         pending = self._buffer.row_count(self._learning.pending_count())
-        if not here and self.wake and pending < 2 * self._buffer.flush_rows and self.wake():
+        if not here and self.wake and pending < 2 * self._buffer.flush_rows and self.wake(0.0):
             return
         if time.monotonic() < self._retry_after:
             return

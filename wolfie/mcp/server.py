@@ -16,8 +16,9 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
   any other exception into a tool error too, so no call crashes the server.
 - **Durability**: every write tool flushes before it answers, so an acknowledged write
   is stored (or the call returned an error). ``recall`` hands its episode to the
-  background flusher as it answers (stored within milliseconds; a flush before answering
-  was most of the call's time, issue 24), so ``feedback`` on it works from any process.
+  background flusher as it answers (stored within about 0.25 s, a burst of recalls sharing
+  one flush; a flush before answering was most of the call's time, issue 24), so
+  ``feedback`` on it works from any process.
 """
 
 from __future__ import annotations
