@@ -23,6 +23,18 @@ Sections (``--sections``; each lives in ``benchmarks/recallbench/``):
   million rows, and ``--ann-tail`` rows added after the index searched with their own text.
 - ``fragments``: fragment growth under ``--fragment-recalls`` recalls with feedback,
   against a commit-per-recall baseline (``--baseline-recalls``), rows checked exactly.
+- ``e2e`` (issue 24): ``Pack.recall`` with the shipped embedder against the bare model on
+  one thread plus an exact numpy scan, at ``--e2e-sizes``, with p99 and the slow 5 %
+  tagged by cause (a commit, a cache catch-up, a GC).
+- ``writes`` (issue 24): 200 chunks into a maintained Pack of ``--write-rows`` rows against
+  a fresh Pack, with the word-hash and the shipped embedder.
+- ``scopes`` (issue 24): ``--scopes`` x ``--per-scope`` rows, scoped search and recall
+  against an exact scan of the scope, recall@k1, beside unscoped recall on as many rows.
+
+Issue 24's sections, as quoted in docs/recall.md::
+
+    PYTHONPATH=. .venv/bin/python benchmarks/recall_bench.py --sections e2e writes scopes \
+        --root /tmp/wolfie-bench   # builds 300k and 2 x 1M-row Packs once (about 40 min)
 
 Results are printed as Markdown and written to ``out/bench/recall.json`` and
 ``out/bench/recall.md``. Timings on a shared machine are noisy: compare the ratios, which
@@ -51,13 +63,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script, fin
 
 from recallbench.ann import AnnResult, run_ann
 from recallbench.corpus import generate_sentences
+from recallbench.e2e import run_e2e
 from recallbench.embedding import EmbeddingResult, run_embedding
 from recallbench.fragments import FragmentResult, extrapolate, fragment_run
 from recallbench.latency import OUT_DIR, SizeResult, make_corpus, run_size
 from recallbench.limit import LimitResult, run_limit
 from recallbench.report import markdown
+from recallbench.report24 import e2e_markdown, scopes_markdown, writes_markdown
+from recallbench.writes import run_scopes, run_writes, scope_queries
 
-SECTIONS = ("limit", "embedding", "latency", "fragments", "ann")
+SECTIONS = ("limit", "embedding", "latency", "fragments", "ann", "e2e", "writes", "scopes")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -77,6 +92,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ann-tail", type=int, default=200, help="rows added after the index")
     parser.add_argument("--ingest-chunks", type=int, default=256)
     parser.add_argument("--ingest-repeats", type=int, default=3)
+    parser.add_argument("--e2e-sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--write-rows", type=int, nargs="+", default=[300_000])
+    parser.add_argument("--write-repeats", type=int, default=3)
+    parser.add_argument("--scopes", type=int, default=1_000)
+    parser.add_argument("--per-scope", type=int, default=1_000)
+    parser.add_argument("--active-scopes", type=int, default=20, help="scopes recalled in turn")
     parser.add_argument("--profile", type=int, default=0, help="cProfile this many recalls")
     parser.add_argument("--root", type=Path, default=None, help="keep the Packs here")
     parser.add_argument("--seed", type=int, default=7)
@@ -85,7 +106,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.quick:
         args.limit_sizes, args.sizes, args.queries, args.base_texts = [5_000], [2_000], 60, 400
         args.fragment_recalls, args.baseline_recalls, args.ingest_chunks = 300, 60, 64
-        args.ingest_repeats = 2
+        args.ingest_repeats, args.e2e_sizes, args.write_rows = 2, [2_000], [20_000]
+        args.scopes, args.per_scope, args.write_repeats = 20, 500, 2
     return args
 
 
@@ -125,7 +147,25 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if "ann" in args.sections:
         queries = held_out(args.queries, args.seed + 2)
         ann = run_ann(root, args.ann_rows, queries, args.seed, args.ann_tail)
-    return {"limits": limits, "embedding": embedding, "sizes": sizes, "runs": runs, "ann": ann}
+    extra: dict[str, Any] = {"e2e": [], "writes": [], "scopes": None}
+    if "e2e" in args.sections:
+        corpus = make_corpus(args)
+        for size in sorted(args.e2e_sizes):
+            extra["e2e"].append(run_e2e(root, size, corpus.texts, corpus.vectors,
+                                        corpus.queries, corpus.warmup, args.seed))  # fmt: skip
+            print(
+                f"{size:,} rows: recall/limit {extra['e2e'][-1].recall_over_limit:.2f}x", flush=True
+            )
+    if "writes" in args.sections:
+        for rows in sorted(args.write_rows):
+            extra["writes"].append(run_writes(root, rows, args.write_repeats, args.seed))
+            print(f"{rows:,} rows: writes large/fresh {extra['writes'][-1].ratio}", flush=True)
+    if "scopes" in args.sections:
+        queries = scope_queries(args.queries, args.seed)
+        extra["scopes"] = run_scopes(root, args.scopes, args.per_scope, queries,
+                                     args.active_scopes, args.seed)  # fmt: skip
+    return {"limits": limits, "embedding": embedding, "sizes": sizes, "runs": runs, "ann": ann,
+            **extra}  # fmt: skip
 
 
 def fragment_runs(
@@ -166,7 +206,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             shutil.rmtree(root, ignore_errors=True)
     meta["load_after"] = round(os.getloadavg()[0], 2)
     meta["elapsed_s"] = round(time.perf_counter() - start)
-    report = markdown(meta, **results)
+    report = markdown(
+        meta, **{k: results[k] for k in ("limits", "embedding", "sizes", "runs", "ann")}
+    )
+    report += "\n" + "\n".join([
+        *e2e_markdown(results["e2e"]), *(writes_markdown(results["writes"]) if results["writes"] else []),
+        *(scopes_markdown(results["scopes"]) if results["scopes"] else []),
+    ])  # fmt: skip
     print(report)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     (OUT_DIR / "recall.md").write_text(report)
@@ -177,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "sizes": [asdict(s) for s in results["sizes"]],
         "fragments": [asdict(r) for r in results["runs"]],
         "ann": asdict(results["ann"]) if results["ann"] else None,
+        "e2e": [asdict(r) for r in results["e2e"]],
+        "writes": [asdict(r) for r in results["writes"]],
+        "scopes": asdict(results["scopes"]) if results["scopes"] else None,
     }
     (OUT_DIR / "recall.json").write_text(json.dumps(payload, indent=2))
 

@@ -21,7 +21,7 @@ from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
 from packs.store.lifecycle import NOT_SUPERSEDED, expiry, unexpired_clause
-from packs.store.rows import knowledge_row, memory_row, merge_row
+from packs.store.rows import knowledge_id, knowledge_row, memory_row, merge_row
 from packs.store.scopes import (
     SCOPE_KEY,
     SCOPED_TAG,
@@ -192,32 +192,63 @@ class MemoryWriter:
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent.
 
-        Re-adding an unchanged chunk changes nothing. A chunk whose text changed at the
-        same position gets the new text and embedding but keeps its learned state, so
-        the stored utilities always equal the replay of the reward log.
+        Re-adding an unchanged chunk changes nothing (and embeds nothing). A chunk whose
+        text changed at the same position gets the new text and embedding but keeps its
+        learned state, so the stored utilities always equal the replay of the reward log.
         """
         self._store.require_writable("add knowledge")
         items = [self._check_chunk(c) for c in chunks]
         ids: list[str] = []
         for start in range(0, len(items), KNOWLEDGE_BATCH):
-            batch = items[start : start + KNOWLEDGE_BATCH]
-            vectors = self._embedder.embed([c.text for c in batch])
-            now = datetime.now(UTC)
-            rows = {}
-            for chunk, vec in zip(batch, vectors, strict=True):
-                row = knowledge_row(chunk, vec, now)
-                rows[row["id"]] = row  # a repeated (source, position) keeps the last text
-            table = self._memory_table(list(rows.values()))
-            self._store.merge(schemas.MEMORIES, table, "id")  # new chunks only
+            # a repeated (source, position) keeps the last text
+            batch = {
+                knowledge_id(c.source, c.position): c
+                for c in items[start : start + KNOWLEDGE_BATCH]
+            }
+            self._write_chunks(batch)
+            ids.extend(batch)
+        return ids
+
+    def _write_chunks(self, batch: dict[str, KnowledgeChunk]) -> None:
+        """Write the chunks of ``batch`` (by id) that are new or whose text changed.
+
+        The stored texts are read by id first (a lookup through the id index once
+        maintenance built it), so a batch costs what it adds, not a scan of the table:
+        LanceDB 0.40 can't run the conditional update (``target.intent_text !=
+        source.intent_text``) through the index (docs/recall.md), and without it the
+        merge read every row (2-14 s at 300k rows, docs/ingestion.md). New chunks go in
+        through an insert-only ``merge_insert``, so a chunk another process inserted
+        meanwhile is not duplicated; the rows it found already there are looked at again.
+        """
+        stored = self._stored_texts(list(batch))
+        new = [i for i in batch if i not in stored]
+        changed = [i for i in batch if i in stored and stored[i] != batch[i].text]
+        if not new and not changed:
+            return
+        wanted = new + changed
+        vectors = self._embedder.embed([batch[i].text for i in wanted])
+        now = datetime.now(UTC)
+        rows = {
+            i: knowledge_row(batch[i], vec, now) for i, vec in zip(wanted, vectors, strict=True)
+        }
+        if new and self._store.merge(
+            schemas.MEMORIES, self._memory_table([rows[i] for i in new]), "id"
+        ) < len(new):
+            raced = self._stored_texts(new)  # another writer inserted some: compare again
+            changed += [i for i in new if raced.get(i, batch[i].text) != batch[i].text]
+        if changed:
+            table = self._memory_table([rows[i] for i in changed])
             self._store.merge(
                 schemas.MEMORIES,
                 table.select(list(_CONTENT_COLUMNS)),
                 "id",
-                update="target.intent_text != source.intent_text",
+                update=True,
                 insert=False,
             )
-            ids.extend(rows)
-        return ids
+
+    def _stored_texts(self, ids: list[str]) -> dict[str, str]:
+        found = self._store.scan(schemas.MEMORIES, ["id", "intent_text"], in_clause("id", ids))
+        return dict(zip(found["id"].to_pylist(), found["intent_text"].to_pylist(), strict=True))
 
     def _check_chunk(self, chunk: KnowledgeChunk | Mapping[str, Any]) -> KnowledgeChunk:
         if isinstance(chunk, Mapping):

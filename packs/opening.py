@@ -18,6 +18,7 @@ from packs.settings import ActiveSettings, PackSettings
 from packs.store import integrity, schemas
 from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
+from packs.store.keys import ensure_primary_keys
 from packs.store.locations import locate, make_local_folder
 from packs.store.migrate import upgrade
 
@@ -79,6 +80,7 @@ def open_store(
     if not read_only:
         upgrade(store, stored.dim, version)
         _index_text(store)
+        ensure_primary_keys(store)  # a Pack made before them (packs/store/keys.py)
     if embedder is None and stored.provider != OnnxMiniLM.info.provider:
         log.info("Pack %r was built with %s; using the compatible default", name, stored)
     return OpenedStore(
@@ -115,6 +117,7 @@ def _index_text(store: PackStore) -> None:
 def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> PackSettings:
     make_local_folder(store.location)  # a root that can't hold it fails here, clearly
     store.create(info.dim)
+    ensure_primary_keys(store)
     ensure_text_index(store)
     store.write_meta(
         {

@@ -148,8 +148,8 @@ class Pack:
         self._closed = True
         _open_packs.discard(self)
 
-    def flush(self) -> None:  # buffered episodes, logs, rewards and learned state
-        self._svc.flusher.flush()
+    def flush(self, *, wait: bool = True) -> None:  # wait=False: on the background thread
+        self._svc.flusher.flush() if wait else self._svc.flusher.flush_soon()
 
     # --- write path: packs/memories.py ---------------------------------------------------
 

@@ -84,6 +84,8 @@ def build_services(
     tune = TuneSettings(buffer, learning)
     tune(s)
     history = MemoryHistory(store)
+    background = BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds)
+    flusher.wake = background.wake  # a due flush leaves the caller's path
     return PackServices(
         embedder=embedder,
         flusher=flusher,
@@ -101,5 +103,5 @@ def build_services(
         ),
         history=history,
         tune=tune,
-        background=BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds),
+        background=background,
     )

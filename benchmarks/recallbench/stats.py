@@ -16,14 +16,15 @@ class LatencyStats:
     p50_ms: float
     p95_ms: float
     mean_ms: float
+    p99_ms: float = float("nan")
 
     @classmethod
     def of(cls, seconds: Sequence[float]) -> LatencyStats:
         ms = np.asarray(seconds, dtype=np.float64) * 1e3
         if ms.size == 0:
             return cls(0, float("nan"), float("nan"), float("nan"))
-        p50, p95 = np.percentile(ms, [50, 95])
-        return cls(int(ms.size), float(p50), float(p95), float(ms.mean()))
+        p50, p95, p99 = np.percentile(ms, [50, 95, 99])
+        return cls(int(ms.size), float(p50), float(p95), float(ms.mean()), float(p99))
 
     def cell(self) -> str:
         return f"{self.p50_ms:.1f} / {self.p95_ms:.1f}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -48,22 +49,37 @@ class EmbeddingInfo:
 
 
 class EmbeddingProvider(ABC):
-    """Batched text embedding. Subclasses implement :meth:`_embed_batch`."""
+    """Batched text embedding. Subclasses implement :meth:`_embed_batch`.
+
+    Texts are batched by length (less padding) and the batches, with ``workers > 1``,
+    run on that many threads at once (a model that releases the GIL, such as
+    onnxruntime, then uses as many cores); a single text runs on the calling thread.
+    """
 
     info: EmbeddingInfo
     batch_size: int = 64
+    workers: int = 1
+    _pool: ThreadPoolExecutor | None = None
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in batches; rows are L2-normalised, in input order."""
         if not texts:
             return np.zeros((0, self.info.dim), dtype=np.float32)
-        # Batching texts of similar length wastes less padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        groups = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         out = np.empty((len(texts), self.info.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
+
+        def run(idx: list[int]) -> None:
             batch = [texts[i] for i in idx]
             out[idx] = check_vectors(self._embed_batch(batch), len(batch), self.info.dim, self)
+
+        if self.workers > 1 and len(groups) > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embed")
+            list(self._pool.map(run, groups))  # re-raises the first batch's error
+        else:
+            for idx in groups:
+                run(idx)
         return out
 
     def embed_one(self, text: str) -> Vectors:

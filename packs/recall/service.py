@@ -18,6 +18,7 @@ from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import LearningState
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
+from packs.recall.scope_cache import ScopeCaches
 from packs.recall.vector_cache import VectorCache
 from packs.records import Recall
 from packs.settings import ActiveSettings
@@ -54,6 +55,7 @@ class RecallService:
         self._flusher = flusher
         self._lock = lock
         self.vectors = VectorCache(embedder.info.dim)  # Phase A's exact scan (docs/recall.md)
+        self.scopes = ScopeCaches(embedder.info.dim)  # a scope's rows when that is too large
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
 
@@ -107,6 +109,8 @@ class RecallService:
                 text,
                 r.spread_hops if r.spread > 0 else 0,
                 now,
+                visible,
+                self.scopes,
             )
             explore = self._explore(r.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, r, k2, explore)

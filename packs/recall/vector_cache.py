@@ -24,12 +24,12 @@ version moved, the cache catches up incrementally:
 Filters run in LanceDB (the same SQL, read as row ids only) and mask the scan, so
 ``where``/``metadata``/``kind``/scope clauses behave exactly as before. Above
 ``max_rows`` the cache stands aside and LanceDB searches (with its ANN index, when
-maintenance built one).
+maintenance built one). A cache made with ``where`` holds only the rows it lets through
+(one scope's visible rows, ``packs/recall/scope_cache.py``).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -45,6 +45,7 @@ from packs.recall.lexical import LexicalIndex, row_text
 from packs.store.gateway import VECTOR_COLUMN, PackStore
 from packs.store.lifecycle import EXPIRES
 from packs.store.schemas import TEXT_COLUMNS
+from packs.store.tables import commit_marker
 
 # Hand-set: 500k x 384 float32 is 768 MB per Pack handle; beyond it an ANN index answers
 # faster than the scan (the measurements: docs/recall.md).
@@ -53,8 +54,11 @@ _GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
 _DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
 _FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
 _MAX_CHUNKS = 64  # Arrow chunks of the cached columns before they are combined
-_SETTLE_NS = 1_000_000_000  # hand-set, far above any file-system timestamp tick
 _NEVER = np.iinfo(np.int64).max  # the expiry of a row without one
+# A writable handle asks for the table's version at most this often while it writes nothing
+# itself: other processes' commits reach it within a second anyway (WRITER_CONSISTENCY),
+# and the ask cost 10-16 ms per recall on the loaded 2-core box (issue 24, docs/recall.md).
+LOOK_EVERY_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -82,9 +86,13 @@ class VectorCache:
     Not thread-safe on its own: the Pack calls it under its journal lock.
     """
 
-    def __init__(self, dim: int, max_rows: int = MAX_CACHED_ROWS, defer: int = 1) -> None:
+    def __init__(
+        self, dim: int, max_rows: int = MAX_CACHED_ROWS, defer: int = 1, where: str | None = None
+    ) -> None:
         self.dim = dim
         self.max_rows = max_rows
+        self.where = where  # the rows held: all, or those this SQL clause lets through
+        self.too_large = False  # the last sync found more than max_rows rows
         # Searches left to LanceDB before the first load: a one-shot handle (a CLI call,
         # a Prefect task) would otherwise pay the full load for one search that LanceDB
         # answers far sooner (docs/recall.md).
@@ -95,6 +103,8 @@ class VectorCache:
         self._wanted: tuple[str, ...] = ("id",)
         self._versions_dir: str | None = None
         self._marker: tuple[int, int] | None = None
+        # (store.commits, raw folder marker, time.monotonic()) at the last version ask
+        self._looked: tuple[int, tuple[int, int] | None, float] = (-1, None, 0.0)
         self.lexical = LexicalIndex()  # BM25 over the cached rows' text, kept with them
         self._clear()
 
@@ -132,15 +142,23 @@ class VectorCache:
         if self._deferred < self.defer and (not current or self._version is None):
             self._deferred += 1
             return False
-        marker = _commit_marker(self._versions_dir) if current else None
+        marker = commit_marker(self._versions_dir, settled=True) if current else None
         if marker is not None and marker == self._marker and self._version is not None:
-            return True  # no commit since the last check (a local table; see _commit_marker)
+            return True  # no commit since the last check (a local table; see commit_marker)
+        looked = (store.commits, commit_marker(self._versions_dir), time.monotonic())
+        if (
+            current and self._version is not None and not store.read_only
+            and looked[:2] == self._looked[:2] and looked[2] - self._looked[2] < LOOK_EVERY_S
+        ):  # fmt: skip
+            return True  # nothing written here, the folder unchanged, looked a moment ago
+        self._looked = looked
         version = store.latest_version(name)
         if current and version == self._version:
             self._marker = marker
             return True
-        live = store.count(name)
-        if live > self.max_rows:
+        live = store.count(name, self.where)
+        self.too_large = live > self.max_rows
+        if self.too_large:
             self._clear()
             return False
         if not current or self._version is None:
@@ -158,13 +176,13 @@ class VectorCache:
     def _reload(self, table: _Table) -> None:
         self._clear()
         self.reloads += 1
-        self._append(_read(table, [VECTOR_COLUMN, *self._wanted], None))
+        self._append(_read(table, [VECTOR_COLUMN, *self._wanted], self.where))
         self.lexical.retain(self._position)
 
     def _catch_up(self, table: _Table, live: int) -> None:
         # An empty cache reads every row: Lance's row ids are unsigned, so "> -1" is refused.
         where = f"_rowid > {int(self._rowids[self._n - 1])}" if self._n else None
-        new = _read(table, [VECTOR_COLUMN, *self._wanted], where)
+        new = _read(table, [VECTOR_COLUMN, *self._wanted], self._within(where))
         renumbered = new.num_rows >= live  # compaction renumbered every row: start afresh
         if renumbered:
             self._clear()
@@ -212,9 +230,13 @@ class VectorCache:
         if texts:
             self.lexical.upsert(ids, [row_text(texts, i) for i in range(len(ids))])
 
+    def _within(self, where: str | None) -> str | None:
+        """``where`` and the cache's own clause."""
+        return " AND ".join(f"({w})" for w in (self.where, where) if w) or None
+
     def _reconcile(self, table: _Table) -> bool:
         """Drop entries whose row is gone; False if a live row is not cached at all."""
-        live = np.sort(_read(table, [], None)["_rowid"].to_numpy().astype(np.uint64))
+        live = np.sort(_read(table, [], self.where)["_rowid"].to_numpy().astype(np.uint64))
         cached = self._rowids[self._alive[: self._n]]
         if np.setdiff1d(live, cached, assume_unique=True).size:
             return False
@@ -345,25 +367,6 @@ def _expiry(data: pa.Table) -> NDArray[np.int64]:
     if EXPIRES not in data.column_names:
         return np.full(data.num_rows, _NEVER, dtype=np.int64)
     return data[EXPIRES].cast(pa.int64()).fill_null(_NEVER).to_numpy().astype(np.int64)
-
-
-def _commit_marker(versions_dir: str | None) -> tuple[int, int] | None:
-    """(inode, mtime) of a local table's ``_versions`` folder, or None when unknown.
-
-    Every commit adds a manifest there, so an unchanged marker means no new version, and
-    one ``stat`` (microseconds) replaces a call into LanceDB's event loop (0.2 ms idle,
-    measured 10-16 ms on the loaded 2-core box). A folder changed within the last
-    :data:`_SETTLE_NS` gives None: two commits in one clock tick could share an mtime.
-    """
-    if versions_dir is None:
-        return None
-    try:
-        stat = os.stat(versions_dir)
-    except OSError:
-        return None
-    if time.time_ns() - stat.st_mtime_ns < _SETTLE_NS:
-        return None
-    return stat.st_ino, stat.st_mtime_ns
 
 
 @dataclass(frozen=True)

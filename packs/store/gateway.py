@@ -154,14 +154,12 @@ class PackStore(TableAccess, StoreAdmin):
         with_row_id: bool = False,
     ) -> pa.Table:
         """``columns`` of every row (or of the rows matching ``where``, at most ``limit``;
-        at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``."""
+        at ``version`` when given); ``with_row_id`` adds Lance's ``_rowid``. One read: no
+        count first (a ``_rowid`` filter costs a pass over every row id, issue 24)."""
         wanted = [*dict.fromkeys(columns), *(["_rowid"] if with_row_id else [])]
 
         def read(table: Any) -> pa.Table:
-            total = int(table.count_rows(where))
-            if not total:
-                return pa.Table.from_batches([], _select(table.schema, wanted))
-            query = table.search().select(wanted).limit(min(total, limit or total))
+            query = table.search().select(wanted).limit(limit)  # None: every row
             if with_row_id:
                 query = query.with_row_id(True)
             if where:
@@ -192,19 +190,17 @@ class PackStore(TableAccess, StoreAdmin):
         *,
         limit: int,
         prefilter: bool = True,
+        exact: bool = False,
     ) -> pa.Table:
-        """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, with
-        exact distances (``_distance``, ascending) and ``columns``; ``where`` filters
-        before the search, or with ``prefilter=False`` the ``limit`` found (fewer rows)."""
+        """Cosine nearest neighbours of ``vector`` in ``name``'s intent embeddings, exact
+        ``_distance`` ascending, with ``columns``; ``where`` filters first (``prefilter=False``:
+        the ``limit`` found); ``exact`` compares every passing row, not the index's probes."""
 
         def read(table: Any) -> pa.Table:
-            query = (
-                table.search(vector, vector_column_name=VECTOR_COLUMN)
-                .distance_type("cosine")
-                .refine_factor(REFINE_FACTOR)
-                .select([*columns, "_distance"])
-                .limit(limit)
-            )
+            query = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
+            if exact:
+                query = query.bypass_vector_index()
+            query = query.refine_factor(REFINE_FACTOR).select([*columns, "_distance"]).limit(limit)
             if where:
                 query = query.where(where, prefilter=prefilter)
             return query.to_arrow()
@@ -213,10 +209,3 @@ class PackStore(TableAccess, StoreAdmin):
 
     def schema(self, name: str, version: int | None = None) -> pa.Schema:
         return (self._table(name) if version is None else self._at_version(name, version)).schema
-
-
-def _select(schema: pa.Schema, columns: list[str]) -> pa.Schema:
-    fields = [schema.field(c) for c in columns if c in schema.names]
-    if "_rowid" in columns:
-        fields.append(pa.field("_rowid", pa.uint64()))
-    return pa.schema(fields)

@@ -7,9 +7,12 @@ that far). The vector index (IVF_SQ, cosine, matching the recall metric) is buil
 rarely worth it below about 100k rows. Rows added after it are searched flat beside it
 (LanceDB's default ``fast_search=False``) until the next ``optimize()`` folds them in, so
 they are found at once (docs/recall.md). Scalar BTREE indexes on the id columns speed up
-``merge_insert`` and lookups at the same size. A commit conflict with a live writer is a
-:class:`packs.errors.TransientStorageError` (via :func:`packs.store.faults.storage_step`),
-which the flow retries.
+``merge_insert`` and lookups at the same size, and a LABEL_LIST index on ``memories.tags``
+answers the scope and metadata filters (``array_has``, ``array_has_any``, their ``NOT``
+and ``OR``) from the index instead of reading every row's tags: at 1M rows a scope's
+1,000 rows are counted in about 1 ms instead of 90-360 ms (docs/recall.md). A commit
+conflict with a live writer is a :class:`packs.errors.TransientStorageError` (via
+:func:`packs.store.faults.storage_step`), which the flow retries.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from lancedb.index import BTree, IvfSq
+from lancedb.index import BTree, IvfSq, LabelList
 
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN, PackStore
@@ -67,6 +70,9 @@ def _build_indexes(store: PackStore, threshold: int) -> list[str]:
         store.create_index(name, column, BTree())
         built.append(f"{name}.{column} (btree)")
     rows = store.count(schemas.MEMORIES)
+    if rows >= threshold and "tags" not in store.indexed_columns(schemas.MEMORIES):
+        store.create_index(schemas.MEMORIES, "tags", LabelList())
+        built.append("memories.tags (label_list)")
     if rows >= threshold and VECTOR_COLUMN not in store.indexed_columns(schemas.MEMORIES):
         # IVF_SQ, not IVF_PQ: PQ built far slower and missed exact neighbours even with
         # refinement (docs/recall.md). SQ keeps a byte per dimension, a quarter of

@@ -73,11 +73,17 @@ def own_clause(scope: str) -> str:
 
 
 def visible_clause(scope: str | None) -> str:
-    """Rows a caller in ``scope`` may see: its own scope and the shared rows."""
+    """Rows a caller in ``scope`` may see: its own scope and the shared rows.
+
+    Every row carries a ``tags`` list (``[]`` without metadata; ``packs/store/rows.py``
+    has written one since the first schema), so there is no ``tags IS NULL`` arm: it was
+    the one part of the clause that maintenance's LABEL_LIST index can't answer, and it
+    made LanceDB read every row's tags for every filtered search (docs/recall.md).
+    """
     shared = f"NOT array_has(tags, {sql_literal(SCOPED_TAG)})"
     if scope is None:
-        return f"(tags IS NULL OR {shared})"
-    return f"(tags IS NULL OR {shared} OR {own_clause(scope)})"
+        return f"({shared})"
+    return f"({shared} OR {own_clause(scope)})"
 
 
 def recalled_in_clause(scope: str) -> str:

@@ -15,6 +15,7 @@ not happen and trying again is safe:
 
 from __future__ import annotations
 
+import os
 import random
 import time
 import warnings
@@ -60,6 +61,8 @@ class TableAccess:
         self._committed: dict[str, int] = {}  # the version this handle's last commit made
         self.text_indexed = False  # memories' full-text indexes seen (packs/store/fulltext.py)
         self._known_columns: set[tuple[str, str]] = set()  # StoreAdmin.has_column
+        self.tags_checked: tuple[float, bool] = (0.0, False)  # packs/recall/indexed.py
+        self.commits = 0  # writes this handle made or tried (the vector cache compares it)
 
     @property
     def _db(self) -> Any:
@@ -154,6 +157,7 @@ class TableAccess:
         retries: the commit did not land) wait with jittered backoff and try again, and on
         a vanished file retry on the latest version (:meth:`_read`), a bounded number of
         times. Other faults go through :func:`storage_step` unchanged."""
+        self.commits += 1
         for attempt in range(CONTENTION_RETRIES + 1):
             try:
                 with storage_step(self.location, step):
@@ -266,6 +270,7 @@ class TableAccess:
         than ``retention`` (LanceDB's default, 7 days, when None; younger ones stay for
         time travel; 0 keeps the latest only: a purge); returns how many were removed."""
         self.require_writable(f"optimize {name!r}")
+        self.commits += 1
         table = self._table(name)
         with storage_step(self.location, f"optimize {name!r}"), warnings.catch_warnings():
             # LanceDB warns that retention 0 fails readers of older versions: a purge
@@ -291,3 +296,26 @@ class TableAccess:
         self.require_writable(f"index {name}.{column}")
         with storage_step(self.location, f"index {name}.{column}"):
             self._table(name).create_index(column, config=config)
+
+
+SETTLE_NS = 1_000_000_000  # hand-set, far above any file-system timestamp tick
+
+
+def commit_marker(versions_dir: str | None, settled: bool = False) -> tuple[int, int] | None:
+    """(inode, mtime) of a local table's ``_versions`` folder, or None when unknown.
+
+    Every commit adds a manifest there, so an unchanged marker means no new version, and
+    one ``stat`` (microseconds) replaces a call into LanceDB's event loop (docs/recall.md).
+    ``settled``: a folder changed within the last :data:`SETTLE_NS` gives None, since two
+    commits in one clock tick could share an mtime (without it, such a commit goes unseen
+    for at most the vector cache's ``LOOK_EVERY_S``).
+    """
+    if versions_dir is None:
+        return None
+    try:
+        stat = os.stat(versions_dir)
+    except OSError:
+        return None
+    if settled and time.time_ns() - stat.st_mtime_ns < SETTLE_NS:
+        return None
+    return stat.st_ino, stat.st_mtime_ns

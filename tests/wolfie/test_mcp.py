@@ -6,6 +6,7 @@ from __future__ import annotations
 import queue
 import re
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -308,3 +309,31 @@ def test_ingest_returns_at_once_and_the_run_lands_in_the_pack(tmp_root: Path, tm
             assert any("Monday at 09:00" in item["text"] for item in found["items"]), status
 
     anyio.run(main)
+
+
+def test_a_recalls_episode_is_stored_soon_after_the_answer(http_server: str, tmp_root: Path):
+    """Issue 24: recall answers without flushing first (that was most of its time) and
+    hands its episode to the background flusher: another process finds it well before
+    the 5 s flush window, and rewards it from the CLI."""
+    from packs import Pack
+
+    async def main() -> str:
+        async with http_session(http_server) as session:
+            await call(session, "remember", intent="Printer jams on A3", response="Use tray 2")
+            return str((await call(session, "recall", query="printer jams"))["episode_id"])
+
+    episode = anyio.run(main)
+    deadline = time.monotonic() + 3.0
+    with Pack.open("agents", str(tmp_root), read_only=True) as reader:
+        while time.monotonic() < deadline:
+            if reader.query("episodes", where={"id": episode}).height:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"episode {episode} not stored 3 s after the recall answered")
+    command = ["feedback", episode, "--rating", "1", "--pack", "agents"]
+    done = subprocess.run(
+        [sys.executable, "-m", "wolfie.cli", *command],
+        cwd=REPO, env=mcp_env(tmp_root), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr

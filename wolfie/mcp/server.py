@@ -22,7 +22,10 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
 - **Errors**: a ``WolfieError`` becomes a tool error carrying its message; the SDK turns
   any other exception into a tool error too, so no call crashes the server.
 - **Durability**: every write tool flushes before it answers, so an acknowledged write
-  is stored (or the call returned an error).
+  is stored (or the call returned an error). ``recall`` hands its episode to the
+  background flusher as it answers (stored within about 0.25 s, a burst of recalls sharing
+  one flush; a flush before answering was most of the call's time, issue 24), so
+  ``feedback`` on it works from any process.
 """
 
 from __future__ import annotations
@@ -113,16 +116,16 @@ def build_server(
     limits = (pack.settings.max_text_chars, tuple(pack.settings.rewards.vocabulary))
 
     def add(
-        fn: Callable[..., Any], description: str, *, flush: bool = False,
+        fn: Callable[..., Any], description: str, *, flush: bool | None = False,
         annotations: ToolAnnotations = WRITE,
     ) -> None:  # fmt: skip
         def flushed(*args: Any, **kwargs: Any) -> Any:
             result = fn(*args, **kwargs)
-            pack.flush()  # acknowledged means stored
+            pack.flush(wait=flush is True)  # acknowledged means stored (None: soon)
             return result
 
         describe(fn, *limits)
-        body = functools.wraps(fn)(flushed) if flush else fn
+        body = functools.wraps(fn)(flushed) if flush is not False else fn
         server.add_tool(tool_errors(body), name=fn.__name__, description=description,
                         annotations=annotations)  # fmt: skip
 
@@ -218,7 +221,7 @@ def build_server(
         "put in your context (lessons first; WARNING items misled before: avoid them) and "
         "the ranked `items` (id, kind, text, similarity, utility, score; start_s/end_s "
         "for media). Keep the episode_id and reward it when the outcome is known. "
-        f"`filters`: {FILTERS}", flush=True)  # fmt: skip
+        f"`filters`: {FILTERS}", flush=None)  # fmt: skip
     add(remember, "Store an interaction: what was asked (`intent`), what was done "
         "(`response`), how it turned out (`outcome`); `polarity` 'failure' marks a "
         "mistake to warn about. Near-duplicates merge into the existing memory.",

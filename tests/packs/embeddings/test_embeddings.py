@@ -133,8 +133,9 @@ def test_onnx_empty_list_gives_empty_matrix(onnx: OnnxMiniLM) -> None:
 
 
 def test_onnx_keeps_input_order_across_length_sorted_batches() -> None:
-    """The base class sorts by length and batches; rows must still come back in order."""
-    provider = OnnxMiniLM(batch_size=2)  # several batches, each mixing the sort order
+    """The base class sorts by length and batches, and runs the batches on two threads at
+    once; rows must still come back in order."""
+    provider = OnnxMiniLM(batch_size=2, workers=2)  # several batches on two threads
     texts = [
         VARIED_SENTENCES[-1] * 3,
         "ok",

@@ -4,13 +4,16 @@ candidates are exactly the nearest rows that pass (packs/recall/phases.py)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.recall import phases
-from packs.store import schemas
+from packs.store import maintenance, schemas
 from packs.store.scopes import visible_clause
+from packs.upkeep import maintain
 from tests.support.packs import SeededEmbedder
 
 DIM = 16
@@ -61,3 +64,54 @@ def test_another_scope_stays_hidden_when_its_rows_are_the_nearest(pack):
     assert nearest.ids == [secret]
     assert secret not in pack.search("the vault combination").ids
     assert secret not in pack.search("the vault combination", scope="bob").ids
+
+
+SCOPES = 30
+
+
+@pytest.fixture
+def scoped(tmp_path, monkeypatch):
+    """1,500 chunks in 30 scopes of 50 rows, maintained: the tags index, the id BTREE and
+    an IVF index of 50 partitions, so LanceDB's 20 probes leave most out (as 20 of 250 do
+    at 1M) while a scope's rows lie in every partition."""
+    monkeypatch.setattr(maintenance, "ROWS_PER_PARTITION", 30)
+    settings = {"delta": -1.0, "k1": K1, "k2": K1}
+    with Pack.open("scoped", tmp_path, embedder=SeededEmbedder(DIM), settings=settings) as handle:  # type: ignore[arg-type]
+        handle._svc.recall.vectors.max_rows = 0  # the cache stands aside
+        chunks = [
+            KnowledgeChunk(f"note {i}", "notes.md", i, metadata={"scope": f"u{i % SCOPES}"})
+            for i in range(1_500)
+        ]
+        handle.add_knowledge(chunks)
+        built = maintain(handle, retention=timedelta(0), index_threshold=1_000)
+        assert "memories.tags (label_list)" in built.indexes_built
+        yield handle
+
+
+def test_a_small_scope_is_searched_exactly_through_the_tags_index(scoped, monkeypatch):
+    """Issue 24: a scope's few rows among many are all compared (the index's probes would
+    miss some), found through the tags index without the unfiltered over-fetch."""
+    calls: list[tuple[bool, bool]] = []
+    search = scoped.store.search
+
+    def spy(*args, **kwargs):
+        calls.append((kwargs.get("prefilter", True), kwargs.get("exact", False)))
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(scoped.store, "search", spy)
+    for i in range(20):
+        query = f"question {i}"
+        vector = SeededEmbedder(DIM).embed([query])[0]
+        visible = visible_clause("u3")
+        calls.clear()
+        found = phases.phase_a(scoped.store, vector, K1, visible, -1.0, None, visible=visible)
+        assert found.ids == exact(scoped, vector, visible)
+        assert calls[0] == (True, True)  # straight to the exact prefiltered search
+        # the user's path: Pack.search in the scope ranks those same rows
+        assert set(scoped.search(query, k=K1, scope="u3").ids) == set(found.ids)
+
+
+def test_nothing_visible_finds_nothing_without_searching(scoped):
+    """Every row is scoped: a caller without a scope sees none of them."""
+    assert scoped.search("note 7", k=K1).ids == []
+    assert len(scoped.search("note 7", k=K1, scope="u7").ids) == K1

@@ -6,6 +6,7 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidInput
+from packs.store import schemas
 
 QUESTION = "How do I reset my password?"
 ANSWER = "Open the account page and choose reset."
@@ -33,6 +34,19 @@ def test_a_scope_sees_its_own_memories_and_the_shared_ones_only(pack):
     assert alice in seen_by_alice and shared in seen_by_alice and bob not in seen_by_alice
     unscoped = _ids(pack.search("reset my password or find invoice", k=10))
     assert unscoped.isdisjoint({alice, bob}) and shared in unscoped
+
+
+def test_every_row_carries_a_tags_list(pack):
+    """The visibility clause has no ``tags IS NULL`` arm (the tags index can't answer it,
+    issue 24): a row without metadata must store ``[]``, not NULL, to stay visible."""
+    memory = pack.remember("Plain memory", "no metadata").id
+    scoped = pack.remember("Plain scoped memory", "in a scope", scope="alice").id
+    chunk = pack.add_knowledge([KnowledgeChunk("Plain chunk", "faq", 2)])[0]
+    pack.flush()
+    assert pack.store.count(schemas.MEMORIES) == 4
+    assert pack.store.count(schemas.MEMORIES, "tags IS NULL") == 0
+    found = set(pack.search("plain", k=10).ids)
+    assert {memory, chunk} <= found and scoped not in found
 
 
 def test_the_same_words_in_two_scopes_stay_two_memories(pack):

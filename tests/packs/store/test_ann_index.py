@@ -143,6 +143,21 @@ def test_rows_added_after_the_index_are_found_at_once(tmp_root):
         late_rows_found_at_once(pack)  # the same texts again: no duplicates, still found
 
 
+def test_a_changed_chunk_is_updated_through_the_id_index(tmp_root):
+    """Regression (issue 24): add_knowledge updates a changed chunk by id once maintenance
+    built the ``memories.id`` BTREE (LanceDB 0.40 panicked on the conditional merge
+    there, which then ran as a scan of the whole table); unchanged chunks write nothing."""
+    with indexed_pack(tmp_root) as pack:
+        assert "id" in pack.store.indexed_columns(schemas.MEMORIES)
+        version = pack.store.latest_version(schemas.MEMORIES)
+        ids = pack.add_knowledge(chunks(ROWS, "base.md"))
+        assert pack.store.latest_version(schemas.MEMORIES) == version
+        pack.add_knowledge([KnowledgeChunk("chunk 7 rewritten about releases", "base.md", 7)])
+        assert pack.store.count(schemas.MEMORIES) == ROWS
+        assert pack.get(ids[7])["intent_text"] == "chunk 7 rewritten about releases"
+        assert pack.search("chunk 7 rewritten about releases", k=1).ids == [ids[7]]
+
+
 @pytest.mark.s3
 def test_on_s3_the_index_is_built_searched_and_kept_current(s3):
     options = s3.storage_options
