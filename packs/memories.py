@@ -190,7 +190,7 @@ class MemoryWriter:
         )
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
-        """Add knowledge chunks; ids come from (source, position), so it is idempotent.
+        """Add knowledge chunks; ids come from (source, position, scope): idempotent.
 
         Re-adding an unchanged chunk changes nothing (and embeds nothing). A chunk whose
         text changed at the same position gets the new text and embedding but keeps its
@@ -200,9 +200,9 @@ class MemoryWriter:
         items = [self._check_chunk(c) for c in chunks]
         ids: list[str] = []
         for start in range(0, len(items), KNOWLEDGE_BATCH):
-            # a repeated (source, position) keeps the last text
+            # a repeated (source, position, scope) keeps the last text
             batch = {
-                knowledge_id(c.source, c.position): c
+                knowledge_id(c.source, c.position, c.metadata.get(SCOPE_KEY)): c
                 for c in items[start : start + KNOWLEDGE_BATCH]
             }
             self._write_chunks(batch)

@@ -86,9 +86,9 @@ class RecallService:
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
         visible = visible_clause(check_scope(scope))
         now = datetime.now(UTC) if has_lifecycle(self._store) else None  # None: schema 1
-        if now is not None:  # a superseded memory is history, never advice
-            visible = f"{visible} AND {NOT_SUPERSEDED}"
         clause = visible if clause is None else f"{visible} AND ({clause})"
+        if now is not None:  # a superseded memory is history, never advice
+            clause = f"{clause} AND {NOT_SUPERSEDED}"
         vector = self._embedder.embed_query(text)
         with self._lock:
             self._forgets.poll()  # other handles' forgets leave this handle's memory

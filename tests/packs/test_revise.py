@@ -12,7 +12,6 @@ import json
 import time
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from packs import KnowledgeChunk, Pack
@@ -118,8 +117,7 @@ def test_a_new_response_restarts_the_utility_other_fields_keep_it(tmp_root):
         _punish(pack, "deploy failed on a locked database", made, times=2)
         punished = _learned(pack, made)
         assert punished[0] == pytest.approx(-0.51) and punished[2] == 2
-        lesson = pa.table({"id": [made], "experience_summary": ["Restarting fixes it."]})
-        pack.store.merge(schemas.MEMORIES, lesson, "id", update=True, insert=False)
+        pack.store_lessons([{"id": made, "experience_summary": "Restarting fixes it."}], [])
 
         kept = pack.revise(made, intent="Deploy failed: database locked", outcome="still broken")
         assert not kept.version.utility_reset and _learned(pack, made) == punished

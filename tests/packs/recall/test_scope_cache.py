@@ -10,12 +10,15 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.recall import scope_cache
+from packs.recall.indexed import CANDIDATE_COLUMNS
 from packs.store import schemas
+from packs.store.lifecycle import EXPIRES
 from packs.store.scopes import visible_clause
 from packs.upkeep import maintain
 from tests.support.packs import SeededEmbedder
 
 DIM = 16
+RECALLED = [*CANDIDATE_COLUMNS, EXPIRES]  # what a recall caches (with expiry)
 K1 = 10
 SCOPES = 30
 
@@ -49,7 +52,7 @@ def test_a_scope_is_searched_exactly_in_memory_and_kept_current(pack):
         query = f"question {i}"
         assert set(pack.search(query, k=K1, scope="u3").ids) == truth(pack, query, "u3")
     assert len(caches) == 1  # one load, then reused
-    cache = caches.get(pack.store, visible_clause("u3"))
+    cache = caches.get(pack.store, visible_clause("u3"), RECALLED)
     assert cache is not None and cache.rows == 50 + 20 and cache.reloads == 1
     mine = pack.add_knowledge([KnowledgeChunk("the vault is in room 7", "new.md", 0,
                                               metadata={"scope": "u3"})])[0]  # fmt: skip

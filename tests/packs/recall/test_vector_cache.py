@@ -14,7 +14,6 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings.cache import QueryEmbeddingCache
-from packs.recall import vector_cache
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
 from packs.store.scopes import visible_clause
@@ -213,7 +212,9 @@ def test_read_only_handle_searches_and_sees_new_rows(pack, tmp_root):
 def test_unchanged_local_table_skips_lancedb_until_a_commit(pack, tmp_root, monkeypatch):
     """The ``_versions`` folder's mtime stands in for the version check only while no
     commit happened; a write by another handle is still found at once."""
-    monkeypatch.setattr(vector_cache, "_SETTLE_NS", 50_000_000)
+    from packs.store import tables
+
+    monkeypatch.setattr(tables, "SETTLE_NS", 50_000_000)
     checks = []
     real = pack.store.latest_version
     monkeypatch.setattr(pack.store, "latest_version", lambda name: checks.append(1) or real(name))
