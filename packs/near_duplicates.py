@@ -23,8 +23,10 @@ slipped in before it, and one that commits after it sees it and settles itself):
 
 A racer that already took part in an episode or a reward is never folded (its learned
 state would be lost): it stays, as a duplicate, as does the row of a process that died
-between its commit and its settling. Measured with ``benchmarks/dedup_race.py``
-(docs/dedup.md).
+between its commit and its settling. Another process may recall a racer in the instant
+before it folds: the delete takes only an unused row, and uses flushed after it go to
+the winner (:mod:`packs.store.merges`), so no use is lost. Measured with
+``benchmarks/dedup_race.py`` (docs/dedup.md).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ _COLUMNS = [
     "id", "intent_text", "response_summary", "outcome", "metadata_json",
     "source", "usage_count", "reward_count", "merge_count", VECTOR_COLUMN,
 ]  # fmt: skip
+_UNUSED = "usage_count = 0 AND reward_count = 0"
 _MERGE_COLUMNS = ["intent_text", "response_summary", "outcome", "metadata_json", "source",
                   "similarity", "at"]  # fmt: skip
 
@@ -80,7 +83,8 @@ def settle(
     winner = members[min(members, key=lambda m: (first[m], m))]
     if winner["id"] == memory_id or me["usage_count"] or me["reward_count"]:
         return Settled(memory_id, None)
-    _fold(store, winner, [me])
+    if not _fold(store, winner, me):
+        return Settled(memory_id, None)
     return Settled(winner["id"], _cosine(vector, winner[VECTOR_COLUMN]))
 
 
@@ -109,26 +113,31 @@ def _holds(store: PackStore, memory_id: str, version: int) -> bool:
         return False
 
 
-def _fold(store: PackStore, winner: dict[str, Any], losers: list[dict[str, Any]]) -> None:
-    """Log each loser as the winner's merge, delete it, then move the merges it held.
+def _fold(store: PackStore, winner: dict[str, Any], loser: dict[str, Any]) -> bool:
+    """Log the loser as the winner's merge, delete it, then move the merges it held;
+    False (nothing changed) when another process used it meanwhile.
 
     Deleting before moving: a process that merges into a loser at the same moment checks
     afterwards that the loser still exists (``remember``), and if not, merges again into
     the winner; if it did exist then, its merge was logged before the delete, so the
-    move below carries it."""
+    move below carries it. The delete takes only a row nobody used: a use another
+    process flushed first keeps the loser (its learned state stays), and one flushed
+    after the delete finds the merge logged here and goes to the winner
+    (:func:`packs.store.merges.folded_into`)."""
     store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
     now = datetime.now(UTC)
-    rows = [
-        merge_row(
-            winner["id"], m["intent_text"], m["response_summary"] or "", m["outcome"],
-            json.loads(m["metadata_json"] or "{}"), m["source"] or "api",
-            _cosine(m[VECTOR_COLUMN], winner[VECTOR_COLUMN]), now,
-        )
-        for m in losers
-    ]  # fmt: skip
-    _log_merges(store, rows)
-    ids = [m["id"] for m in losers]
-    store.delete(schemas.MEMORIES, in_clause("id", ids))
+    row = merge_row(
+        winner["id"], loser["intent_text"], loser["response_summary"] or "", loser["outcome"],
+        json.loads(loser["metadata_json"] or "{}"), loser["source"] or "api",
+        _cosine(loser[VECTOR_COLUMN], winner[VECTOR_COLUMN]), now,
+    )  # fmt: skip
+    _log_merges(store, [row])
+    ids = [loser["id"]]
+    store.delete(schemas.MEMORIES, f"{in_clause('id', ids)} AND {_UNUSED}")
+    store.latest_version(schemas.MEMORIES)
+    if store.count(schemas.MEMORIES, in_clause("id", ids)):  # used meanwhile: it stays
+        store.delete(schemas.MERGES, in_clause("merge_id", [row["merge_id"]]))
+        return False
     held = store.scan(schemas.MERGES, ["memory_id", *_MERGE_COLUMNS], in_clause("memory_id", ids))
     moved = [
         merge_row(
@@ -139,6 +148,7 @@ def _fold(store: PackStore, winner: dict[str, Any], losers: list[dict[str, Any]]
     ]  # fmt: skip
     _log_merges(store, moved)
     raise_merge_count(store, winner["id"], int(winner["merge_count"] or 0), now)
+    return True
 
 
 def _log_merges(store: PackStore, rows: list[dict[str, Any]]) -> None:

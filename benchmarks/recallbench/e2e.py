@@ -100,7 +100,7 @@ def run_e2e(
     if not (root / name).exists():
         build_pack(root, name, size, texts, vectors, seed + size)
     with Pack.open(name, root) as pack:
-        k1 = pack.settings.k1
+        k1 = pack.settings.ranking.k1
         scan = ExactScan(pack)
         cache = pack._svc.recall.vectors
         queries_cache = pack._svc.embedder.queries

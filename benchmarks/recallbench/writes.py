@@ -108,7 +108,7 @@ def run_scopes(root: Path, scopes: int, per_scope: int, queries: list[str], acti
         Pack.open(built.name, root, embedder=embedder) as pack,
         Pack.open(shared.name, root, embedder=embedder) as unscoped,
     ):
-        k1 = pack.settings.k1
+        k1 = pack.settings.ranking.k1
         cold: list[float] = []
         for scope in rotation:  # each scope's first search on this handle
             start = time.perf_counter()

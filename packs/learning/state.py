@@ -16,6 +16,7 @@ Recall reads through :meth:`LearningState.view`, the reward ledger records throu
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from packs.learning.online import ONLINE_COLUMNS, fold_log
 from packs.store import schemas
 from packs.store.filters import in_clause
 from packs.store.gateway import PackStore
+from packs.store.merges import folded_into
 
 LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
 STORED_CACHE = 200_000  # stored learned states remembered per handle (a few MB)
@@ -202,6 +204,24 @@ class LearningState:
                     self._unfed.pop(next(iter(self._unfed)))
                 self._unfed[event_id] = (memory_id, query, reward, weight, intrinsic)
 
+    def _add_uses(self, ids: list[str], uses: int, committed: Callable[[str], None]) -> None:
+        """``usage_count += uses`` for ``ids``. A memory a racing near-duplicate folded
+        into another since it was recalled (:mod:`packs.near_duplicates`) passes its uses
+        to the memory it was folded into; one forgotten meanwhile takes none."""
+        updated = self._store.increment(schemas.MEMORIES, ids, "usage_count", uses, "last_used_at")
+        committed(schemas.MEMORIES)
+        if updated >= len(ids):
+            return
+        present = self._store.scan(schemas.MEMORIES, ["id"], in_clause("id", ids))
+        gone = sorted(set(ids) - set(present["id"].to_pylist()))
+        moved = Counter(folded_into(self._store, gone).values())  # winner: ids folded in
+        by_uses: dict[int, list[str]] = {}
+        for winner, count in moved.items():
+            by_uses.setdefault(count * uses, []).append(winner)
+        for total, winners in sorted(by_uses.items()):
+            self._store.increment(schemas.MEMORIES, winners, "usage_count", total, "last_used_at")
+            committed(schemas.MEMORIES)
+
     def pending_count(self) -> int:
         return sum(len(p.steps) + p.uses for p in self._pending.values())
 
@@ -253,8 +273,7 @@ class LearningState:
             if item.uses:
                 by_uses.setdefault(item.uses, []).append(memory_id)
         for uses, ids in sorted(by_uses.items()):
-            self._store.increment(schemas.MEMORIES, ids, "usage_count", uses, "last_used_at")
-            committed(schemas.MEMORIES)
+            self._add_uses(ids, uses, committed)
             for memory_id in ids:  # a retried flush must not count these uses again
                 pending[memory_id].uses = 0
         rewarded = [memory_id for memory_id, item in pending.items() if item.steps]

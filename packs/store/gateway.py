@@ -115,10 +115,11 @@ class PackStore(TableAccess, StoreAdmin):
 
     def increment(
         self, name: str, ids: list[str], column: str, by: int, stamp: str | None = None
-    ) -> None:
+    ) -> int:
         """``column += by`` for rows with ``id`` in ``ids``, in one commit that concurrent
         writers can't lose (Lance retries an update that meets a conflicting commit).
-        ``stamp`` names a timestamp column set to now."""
+        ``stamp`` names a timestamp column set to now. Returns the rows updated (fewer
+        than ``ids`` when some are gone)."""
         self.require_writable(f"update {name!r}")
         if isinstance(by, bool) or not isinstance(by, int):
             raise InvalidInput(f"increment must be an int, got {by!r}.")
@@ -126,10 +127,11 @@ class PackStore(TableAccess, StoreAdmin):
         if stamp:
             values[stamp] = "arrow_cast(now(), 'Timestamp(Microsecond, Some(\"UTC\"))')"
         table = self._table(name)
-        self._commit(
+        result = self._commit(
             name, f"update {name!r}",
             lambda: table.update(where=in_clause("id", ids), values_sql=values),
         )  # fmt: skip
+        return int(getattr(result, "rows_updated", len(ids)))
 
     def drop_all(self) -> None:  # wolfie demo --fresh
         self.require_writable("drop the Pack")

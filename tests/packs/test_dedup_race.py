@@ -11,6 +11,8 @@ from __future__ import annotations
 import multiprocessing as mp
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import pytest
 
 from packs import Pack
@@ -58,3 +60,62 @@ def test_three_processes_remembering_near_duplicates_store_one_memory(tmp_root: 
         merged = pack.store.scan(S.MERGES, ["intent_text"], f"memory_id = '{kept}'")
         texts = [*merged["intent_text"].to_pylist(), pack.get(kept)["intent_text"]]
         assert sorted(texts) == sorted(VARIANTS)  # every variant's provenance kept
+
+
+def _racer(root: Path, intent: str, response: str) -> str:
+    """A near-duplicate committed by a racing process that looked before ours committed
+    (dedup off on its handle, so it creates a row without merging)."""
+    with Pack.open("race", root) as racer:
+        racer.configure(dedup_threshold=1.0)
+        created = racer.remember(intent, response)
+        racer.configure(dedup_threshold=0.89)
+    assert created.status == "created"
+    return created.id
+
+
+def _settle(pack: Pack, memory_id: str) -> str:
+    from packs.near_duplicates import settle
+    from packs.store.gateway import VECTOR_COLUMN
+    from packs.store.scopes import same_scope_clause
+
+    [row] = pack.store.get(S.MEMORIES, f"id = '{memory_id}'", [VECTOR_COLUMN])
+    vector = np.asarray(row[VECTOR_COLUMN], dtype=np.float32)
+    return settle(pack.store, memory_id, vector, same_scope_clause(None), 0.89).memory_id
+
+
+def test_a_use_of_a_memory_folded_meanwhile_counts_on_the_memory_it_was_folded_into(tmp_root):
+    """CI caught it (8 writers on S3): a process recalled a racer in the instant before
+    the racer folded itself into the winner, and its flushed use found no row."""
+    with Pack.open("race", tmp_root) as first:
+        winner = first.remember(VARIANTS[0], "Set an alert next time").id
+    loser = _racer(tmp_root, VARIANTS[1], "set an alert next time")
+    with Pack.open("race", tmp_root) as user, Pack.open("race", tmp_root) as settler:
+        recalled = user.recall("stock broke out while away from the desk", k=2)
+        assert {item.id for item in recalled.items} == {winner, loser}
+        assert _settle(settler, loser) == winner  # folded before the user's flush
+        user.flush()
+        stored = user.query("memories")
+        assert loser not in stored["id"].to_list()
+        assert stored.filter(stored["id"] == winner)["usage_count"].to_list() == [2]
+        injected = user.query("retrievals").filter(pl.col("injected")).height
+        assert int(stored["usage_count"].sum()) == injected == 2  # no use lost
+
+
+def test_a_racer_used_before_its_fold_deletes_stays(tmp_root):
+    """The other order: the use is flushed after the settler read the racer unused, but
+    before its delete. The delete takes only an unused row, so the racer stays with its
+    use, and no merge is left claiming it was folded."""
+    from packs.near_duplicates import _COLUMNS, _fold
+
+    with Pack.open("race", tmp_root) as first:
+        winner = first.remember(VARIANTS[0], "Set an alert next time").id
+    loser = _racer(tmp_root, VARIANTS[1], "set an alert next time")
+    with Pack.open("race", tmp_root) as user, Pack.open("race", tmp_root) as settler:
+        rows = {r["id"]: r for r in settler.store.scan(S.MEMORIES, _COLUMNS).to_pylist()}
+        assert rows[loser]["usage_count"] == 0  # the settler's look: unused
+        user.recall("stock broke out while away from the desk", k=2)
+        user.flush()
+        assert _fold(settler.store, rows[winner], rows[loser]) is False
+        stored = settler.query("memories")
+        assert stored.filter(stored["id"] == loser)["usage_count"].to_list() == [1]
+        assert not settler.store.has_table(S.MERGES) or settler.store.count(S.MERGES) == 0
