@@ -279,6 +279,9 @@ class LearningState:
         rewarded = [memory_id for memory_id, item in pending.items() if item.steps]
         if not rewarded:
             return
+        # the latest log (a writer's view may lag others' commits by a second), so that
+        # of two folds with the same count, each holds the same events
+        self._store.latest_version(schemas.REWARD_EVENTS)
         events = pl.DataFrame(
             self._store.scan(
                 schemas.REWARD_EVENTS, list(ONLINE_COLUMNS), in_clause("memory_id", rewarded)

@@ -26,6 +26,7 @@ def folded_into(store: PackStore, ids: list[str]) -> dict[str, str]:
     wanted = set(ids)
     if not wanted or not store.has_table(schemas.MERGES):
         return {}
+    store.latest_version(schemas.MERGES)  # the fold that took them may be a moment old
     found: dict[str, str] = {}
     for row in store.scan(schemas.MERGES, _COLUMNS).to_pylist():
         scope = json.loads(row["metadata_json"] or "{}").get(SCOPE_KEY)
