@@ -82,10 +82,15 @@ def replay(events: pl.DataFrame) -> pl.DataFrame:
     live = events.filter(pl.col("weight") > 0)
     if live.height == 0:
         return pl.DataFrame(schema=_EMPTY)
-    # Sorting on integer codes is several times faster than on the id strings.
+    # Sorting on integer codes is several times faster than on the id strings. The
+    # memory codes only group; the writer codes break ties of ``created_at`` (two writers'
+    # events in one microsecond), so they keep the strings' order, as the online fold's
+    # sort does: a categorical code follows first appearance instead, so the writers go
+    # through an Enum of their sorted names (21 ms for 1M events, string ranks 225 ms).
+    writers = pl.Enum(sorted(live["writer"].drop_nulls().unique().to_list()))
     live = live.with_columns(
         pl.col("memory_id").cast(pl.Categorical).to_physical().alias("_m"),
-        pl.col("writer").cast(pl.Categorical).to_physical().alias("_w"),
+        pl.col("writer").cast(writers).to_physical().alias("_w"),
     ).sort(["_m", "created_at", "_w", "seq"])
     group = live["_m"].to_numpy()
     value = live["value"].to_numpy()

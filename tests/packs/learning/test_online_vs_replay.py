@@ -103,3 +103,30 @@ def test_a_wrong_fold_is_caught_without_any_stored_state():
         patch.setattr(ema, "ema_step", wrong_ema_step)
         wrong = online_utilities(events)["utility"][0]
     assert abs(wrong - replay(events)["utility"][0]) > 0.5
+
+
+def test_two_writers_in_one_microsecond_are_replayed_in_the_online_order():
+    """Found by the 8-writer test: two processes logged rewards for one memory in the same
+    microsecond, and the replay broke the tie by first appearance where the online fold
+    sorts by writer, so a correct stored state drifted 1e-8 from the rebuild."""
+    from datetime import UTC, datetime
+
+    from packs.learning.online import fold_log
+
+    at = datetime(2026, 12, 2, 11, 1, 14, 179359, tzinfo=UTC)
+    events = pl.DataFrame(
+        {
+            "memory_id": ["m1"] * 3,
+            "created_at": [at, at, at.replace(microsecond=179360)],
+            "writer": ["w-zeta", "w-alpha", "w-alpha"],  # zeta appears first
+            "seq": [7, 3, 4],
+            "value": [1.0, -1.0, 0.5],
+            "alpha": [0.3] * 3,
+            "weight": [1.0] * 3,
+            "confidence_rate": [0.1] * 3,
+        }
+    )
+    online = fold_log(events)["m1"]
+    [rebuilt] = replay(events).to_dicts()
+    assert rebuilt["utility"] == pytest.approx(online.utility, abs=1e-12)
+    assert rebuilt["confidence"] == pytest.approx(online.confidence, abs=1e-12)
