@@ -131,9 +131,11 @@ class Flusher:
             for name, row, reason in refused:  # rows no table could hold: never retried
                 _reject(name, row, reason, rejected)
             try:
+                before = self._store.committed_version(schemas.REWARD_EVENTS)
                 self._write_logs(tables, rejected)
                 if learned:  # the log first: the learned state it explains after it
-                    self._learning.write(learned, self._count_commit)
+                    logged = self._store.committed_version(schemas.REWARD_EVENTS) != before
+                    self._learning.write(learned, self._count_commit, logged=logged)
                     learned = {}
             except BaseException:
                 self._buffer.restore(tables)

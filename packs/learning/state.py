@@ -257,9 +257,11 @@ class LearningState:
                 older.last_used_at = newer.last_used_at or older.last_used_at
             self._pending[memory_id] = older
 
-    def write(self, pending: dict[str, Pending], committed: Callable[[str], None]) -> None:
+    def write(
+        self, pending: dict[str, Pending], committed: Callable[[str], None], *, logged: bool
+    ) -> None:
         """Store usage and learned state for the memories in ``pending`` (the flush's one
-        call, after it wrote the reward log).
+        call, after it wrote the reward log; ``logged``: this flush committed to it).
 
         Usage counts are incremented in place (``usage_count + n``), so concurrent
         writers add up. Utility, confidence and reward count are the online EMA fold of
@@ -279,9 +281,11 @@ class LearningState:
         rewarded = [memory_id for memory_id, item in pending.items() if item.steps]
         if not rewarded:
             return
-        # the latest log (a writer's view may lag others' commits by a second), so that
-        # of two folds with the same count, each holds the same events
-        self._store.latest_version(schemas.REWARD_EVENTS)
+        # Fold the latest log, so that two folds with the same count hold the same
+        # events. This handle's own commit to it holds every earlier one; without one (a
+        # retry after the log landed) its view may lag others' commits by a second.
+        if not logged:
+            self._store.latest_version(schemas.REWARD_EVENTS)
         events = pl.DataFrame(
             self._store.scan(
                 schemas.REWARD_EVENTS, list(ONLINE_COLUMNS), in_clause("memory_id", rewarded)
