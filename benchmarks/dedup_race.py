@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import statistics
 import sys
 import tempfile
@@ -43,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, f
 from packs import Pack
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.settings import PackSettings
-from tests.support.remember_race import remember_at_once
+from tests.support.remember_race import race
 
 OUT = Path("out/bench")
 BASES = [
@@ -83,26 +82,12 @@ def run_path(path: str, groups: list[list[str]], processes: int) -> dict[str, An
     with tempfile.TemporaryDirectory() as root:
         with Pack.open("race", root) as pack:
             pack.remember("An unrelated memory", "so the table is not empty")
-        ctx = mp.get_context("spawn")
         if path == "sequential":
             plan = [[variant for group in groups for variant in group]]
         else:
             plan = [[group[i] for group in groups] for i in range(processes)]
-        barrier, outbox = ctx.Barrier(len(plan)), ctx.Queue()
-        fold = path != "burst, unsettled"
-        workers = [
-            ctx.Process(target=remember_at_once, args=(root, intents, barrier, outbox, fold))
-            for intents in plan
-        ]
-        for worker in workers:
-            worker.start()
-        answers = [outbox.get(timeout=900) for _ in workers]
-        for worker in workers:
-            worker.join(timeout=60)
-        errors = [detail for status, detail in answers if status == "error"]
-        if errors:
-            raise RuntimeError(errors[0])
-        seconds = [s for _, results in answers for (_, _, s) in results]
+        answers = race(root, plan, fold=path != "burst, unsettled")
+        seconds = [s for results in answers for (_, _, s) in results]
         with Pack.open("race", root, read_only=True) as pack:
             intents = pack.query("memories")["intent_text"].to_list()
     left = [sum(intent in group for intent in intents) for group in groups]

@@ -43,7 +43,7 @@ from packs.store.gateway import VECTOR_COLUMN
 from packs.store.scopes import visible_clause
 from packs.upkeep import maintain
 
-from .corpus import WordHashEmbedder, generate_sentences, perturbed
+from .corpus import WordHashEmbedder, complete_columns, generate_sentences, perturbed
 from .limit import ExactScan, overlap
 from .stats import LatencyStats, interleaved, rss_mib
 
@@ -90,17 +90,7 @@ def knowledge_columns(
         ),
         "source": pa.array([f"bench://ann-{(lo + i) // 40}" for i in range(n)]),
     }
-    arrays = []
-    for f in schema:
-        if f.name in given:
-            arrays.append(given[f.name].cast(f.type))
-        elif f.nullable:
-            arrays.append(pa.nulls(n, f.type))
-        elif pa.types.is_timestamp(f.type):
-            arrays.append(pa.array([now] * n, f.type))
-        else:
-            arrays.append(pa.array(np.zeros(n), pa.float64()).cast(f.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return complete_columns(given, n, schema, now)
 
 
 def build_ann_pack(root: Path, rows: int, seed: int, embedder: WordHashEmbedder) -> None:

@@ -122,6 +122,24 @@ def corpus_row(
     return row
 
 
+def complete_columns(
+    given: dict[str, pa.Array], n: int, schema: pa.Schema, now: datetime
+) -> pa.Table:
+    """``n`` rows of ``schema`` built column-wise (a million row dicts take minutes): the
+    ``given`` columns, then nulls, ``now`` or zeros for the rest."""
+    arrays = []
+    for f in schema:
+        if f.name in given:
+            arrays.append(given[f.name].cast(f.type))
+        elif f.nullable:
+            arrays.append(pa.nulls(n, f.type))
+        elif pa.types.is_timestamp(f.type):
+            arrays.append(pa.array([now] * n, f.type))
+        else:
+            arrays.append(pa.array(np.zeros(n), pa.float64()).cast(f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def build_pack(
     root: Path,
     name: str,

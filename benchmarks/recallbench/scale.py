@@ -32,7 +32,7 @@ from packs.store.rows import tags_of
 from packs.store.scopes import SCOPE_KEY
 from packs.upkeep import maintain
 
-from .corpus import WordHashEmbedder, generate_sentences, perturbed
+from .corpus import WordHashEmbedder, complete_columns, generate_sentences, perturbed
 
 _BATCH = 100_000  # rows per append commit
 
@@ -87,17 +87,7 @@ def _columns(lo: int, vectors: np.ndarray, texts: list[str], scopes: np.ndarray,
         "metadata_json": pa.array([json.dumps(m, sort_keys=True) if m else None for m in metas]),
         "tags": pa.array([tags_of(m) for m in metas], pa.list_(pa.string())),
     }
-    arrays = []
-    for f in schema:
-        if f.name in given:
-            arrays.append(given[f.name].cast(f.type))
-        elif f.nullable:
-            arrays.append(pa.nulls(n, f.type))
-        elif pa.types.is_timestamp(f.type):
-            arrays.append(pa.array([now] * n, f.type))
-        else:
-            arrays.append(pa.array(np.zeros(n), pa.float64()).cast(f.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return complete_columns(given, n, schema, now)
 
 
 def build_scale_pack(root: Path, rows: int, scopes: int, seed: int) -> BuiltPack:

@@ -8,7 +8,6 @@ against the latest version right after its commit (packs/near_duplicates.py).
 
 from __future__ import annotations
 
-import multiprocessing as mp
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ import pytest
 
 from packs import Pack
 from packs.store import schemas as S
-from tests.support.remember_race import remember_at_once
+from tests.support.remember_race import race
 
 pytestmark = pytest.mark.slow
 
@@ -29,27 +28,10 @@ VARIANTS = [
 ]
 
 
-def race(root: Path, per_process: list[list[str]]) -> list[list[tuple[str, str, float]]]:
-    ctx = mp.get_context("spawn")
-    barrier, outbox = ctx.Barrier(len(per_process)), ctx.Queue()
-    workers = [
-        ctx.Process(target=remember_at_once, args=(str(root), intents, barrier, outbox))
-        for intents in per_process
-    ]
-    for worker in workers:
-        worker.start()
-    answers = [outbox.get(timeout=600) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=60)
-    errors = [detail for status, detail in answers if status == "error"]
-    assert not errors, errors[0]
-    return [detail for _, detail in answers]
-
-
 def test_three_processes_remembering_near_duplicates_store_one_memory(tmp_root: Path):
     with Pack.open("race", tmp_root) as pack:
         pack.remember("Earnings tomorrow and holding full size", "Halved the position")
-    results = race(tmp_root, [[intent] for intent in VARIANTS])
+    results = race(str(tmp_root), [[intent] for intent in VARIANTS])
     with Pack.open("race", tmp_root, read_only=True) as pack:
         stored = pack.query("memories")
         assert stored.height == 2  # the earnings memory and one breakout memory

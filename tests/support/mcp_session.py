@@ -1,5 +1,5 @@
-"""``wolfie mcp`` as an agent host drives it: a spawned server over stdio, and the
-official MCP SDK's own client, with helpers for a call's result or its tool error."""
+"""``wolfie mcp`` as an agent host drives it: a spawned server over stdio or HTTP, and
+the official MCP SDK's own client, with helpers for a call's result or its tool error."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from typing import Any
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,6 +36,19 @@ async def stdio_session(root: Path, *args: str) -> AsyncIterator[ClientSession]:
         command=command[0], args=command[1:], env=mcp_env(root), cwd=str(REPO)
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    """A session on ``wolfie mcp --http`` at ``url``, with the bearer ``token``."""
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         yield session
 

@@ -5,6 +5,7 @@ benchmarks/dedup_race.py."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import time
 import traceback
@@ -37,6 +38,28 @@ def remember_at_once(
         outbox.put(("ok", results))
     except BaseException:  # noqa: BLE001 - reported to the parent, which fails loudly
         outbox.put(("error", traceback.format_exc()))
+
+
+def race(
+    root: str, plan: list[list[str]], fold: bool = True, timeout: float = 900
+) -> list[list[tuple[str, str, float]]]:
+    """One spawned process per list of ``plan``, all released by one barrier: each one's
+    results from :func:`remember_at_once`; a worker's traceback is raised."""
+    ctx = mp.get_context("spawn")
+    barrier, outbox = ctx.Barrier(len(plan)), ctx.Queue()
+    workers = [
+        ctx.Process(target=remember_at_once, args=(root, intents, barrier, outbox, fold))
+        for intents in plan
+    ]
+    for worker in workers:
+        worker.start()
+    answers = [outbox.get(timeout=timeout) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+    errors = [detail for status, detail in answers if status == "error"]
+    if errors:
+        raise RuntimeError(f"a racing process failed:\n{errors[0]}")
+    return [detail for _, detail in answers]
 
 
 def _unsettled(store: Any, memory_id: str, *args: Any) -> Any:

@@ -9,8 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +16,12 @@ import anyio
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.support.mcp_session import (
     REPO,
     call,
     error_of,
+    http_session,
     mcp_command,
     mcp_env,
     stdio_session,
@@ -81,18 +78,6 @@ def http_server(tmp_root: Path):
         proc.kill()
 
 
-@asynccontextmanager
-async def http_session(url: str, token: str = TOKEN) -> AsyncIterator[ClientSession]:
-    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    async with (
-        client,
-        streamable_http_client(url, http_client=client) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
 async def learning_loop(session: ClientSession) -> None:
     """remember -> recall -> feedback -> recall: the remembered memory's utility rises."""
     tools = {tool.name for tool in (await session.list_tools()).tools}
@@ -130,7 +115,7 @@ def test_stdio_server_runs_the_learning_loop(tmp_root: Path):
 
 def test_http_server_runs_the_learning_loop_with_the_token(http_server: str):
     async def main() -> None:
-        async with http_session(http_server) as session:
+        async with http_session(http_server, TOKEN) as session:
             await learning_loop(session)
 
     anyio.run(main)
@@ -318,7 +303,7 @@ def test_a_recalls_episode_is_stored_soon_after_the_answer(http_server: str, tmp
     from packs import Pack
 
     async def main() -> str:
-        async with http_session(http_server) as session:
+        async with http_session(http_server, TOKEN) as session:
             await call(session, "remember", intent="Printer jams on A3", response="Use tray 2")
             return str((await call(session, "recall", query="printer jams"))["episode_id"])
 

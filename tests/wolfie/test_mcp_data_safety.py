@@ -14,28 +14,22 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from packs import Pack
+from tests.support.mcp_session import REPO, call, http_session, mcp_command, mcp_env
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 TOKEN = "data-safety-token"
 MODERN = "2026-07-28"  # the SDK's modern protocol version: parsed with json.loads
 
@@ -45,12 +39,10 @@ def server(tmp_root: Path) -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1",
-           "WOLFIE_ROOT": str(tmp_root), "WOLFIE_MCP_TOKEN": TOKEN}  # fmt: skip
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wolfie.cli", "mcp", "--pack", "agents", "--http",
-         f"127.0.0.1:{port}"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        mcp_command("--pack", "agents", "--http", f"127.0.0.1:{port}"),
+        cwd=REPO, env=mcp_env(tmp_root, WOLFIE_MCP_TOKEN=TOKEN),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 120
@@ -73,24 +65,6 @@ def server(tmp_root: Path) -> Iterator[str]:
         proc.kill()
 
 
-@asynccontextmanager
-async def session_at(url: str) -> AsyncIterator[ClientSession]:
-    client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
-    async with (
-        client,
-        streamable_http_client(url, http_client=client) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return result.structured_content
-
-
 def raw_call(url: str, tool: str, arguments_json: str) -> dict[str, Any]:
     """One tools/call on the modern protocol, its JSON written by hand (a ``\\udce9``
     escape survives as it is)."""
@@ -108,7 +82,7 @@ def raw_call(url: str, tool: str, arguments_json: str) -> dict[str, Any]:
 
 def test_lone_surrogates_fail_alone_and_keys_belong_to_their_episode(server: str, tmp_root):
     async def main() -> dict[str, Any]:
-        async with session_at(server) as session:
+        async with http_session(server, TOKEN) as session:
             await call(
                 session, "remember", intent="The deploy failed with a locked database",
                 response="Stop the scheduler before migrating, then rerun the deploy.",

@@ -15,16 +15,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from wolfie.commands.options import JsonArg, PackArg, RootArg
 from wolfie.commands.render import clip
 
 console = Console()
 
-PackArg = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
-RootArg = Annotated[
-    str | None,
-    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
-]
-JsonArg = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 IdArg = Annotated[str, typer.Argument(help="The memory id (m_...) that remember or recall gave.")]
 ScopeArg = Annotated[
     str | None,

@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from wolfie.commands.options import PackArg, RootArg
+
 console = Console()
 
 
@@ -25,11 +27,8 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor(
-    pack: Annotated[str, typer.Option("--pack", "-p", help="Pack name.")],
-    root: Annotated[
-        str | None,
-        typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
-    ] = None,
+    pack: PackArg,
+    root: RootArg = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
 ) -> None:
     """Check a Pack without writing to it: its settings (pack_meta), every table (opens,

@@ -20,6 +20,7 @@ from packs.ingest.policy import (
     DEFAULT_MAX_MEDIA_BYTES,
     IngestPolicy,
 )
+from wolfie.commands.options import PackArg, RootArg
 from wolfie.mcp.ingest_runs import DEFAULT_MAX_RUNS
 
 TOKEN_ENV = "WOLFIE_MCP_TOKEN"
@@ -48,11 +49,8 @@ def is_loopback(host: str) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command()
     def mcp(
-        pack: Annotated[str, typer.Option("--pack", "-p", help="Pack name.")],
-        root: Annotated[
-            str | None,
-            typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
-        ] = None,
+        pack: PackArg,
+        root: RootArg = None,
         read_only: Annotated[
             bool, typer.Option("--read-only", help="Only the read tools (search, maturity).")
         ] = False,

@@ -12,17 +12,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from wolfie.commands.options import JsonArg, PackArg, RootArg
+
 if TYPE_CHECKING:  # the engine loads LanceDB: only inside a command (wolfie --help stays fast)
     from packs.transfer.pack_io import TransferReport
 
 console = Console()
 
-PackArg = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
-RootArg = Annotated[
-    str | None,
-    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
-]
-JsonArg = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 FileArg = Annotated[
     str, typer.Argument(help="A new directory (Parquet files) or a file ending in .jsonl.")
 ]
