@@ -47,9 +47,10 @@ _PERMANENT_MARKERS = (
 # can't help (errno numbers as Lance prints them: "(os error 30)").
 _PERMANENT_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR})
 _PERMANENT_OS_ERROR = re.compile(r"os error (?:1|13|20|30)\b")
-# HTTP status codes match as whole numbers only: "1.169403ms" in a message is not a 403.
-_PERMANENT_STATUS = re.compile(r"(?<![\d.])403(?![\d.])")
-_TRANSIENT_STATUS = re.compile(r"(?<![\d.])(?:500|502|503|504)(?![\d.])")
+# HTTP status codes match as whole numbers only: "1.169403ms" in a message is not a 403,
+# nor is a data file's hex name ("...6e403c.lance", a cleanup race taken for a refusal).
+_PERMANENT_STATUS = re.compile(r"(?<![\w.])403(?![\w.])")
+_TRANSIENT_STATUS = re.compile(r"(?<![\w.])(?:500|502|503|504)(?![\w.])")
 
 
 # botocore error codes that mean "try again later" (a ClientError with a status < 500).

@@ -26,6 +26,12 @@ SLOW_DOWN = (
         ("Server returned non-2xx status code: 403 Forbidden", StorageError),
         ("<Code>AccessDenied</Code>", StorageError),
         ("upload took 12.403ms and returned 503", TransientStorageError),
+        # CI: a file removed by another process's cleanup, named in hex with "403" in it
+        (
+            "lance error: Not found: race/reward_events.lance/data/1f4ad306636e403c.lance",
+            TransientStorageError,
+        ),
+        ("Server returned non-2xx status code: 503 for data/e403c.lance", TransientStorageError),
     ],
 )
 def test_status_codes_match_as_whole_numbers(message, expected):
