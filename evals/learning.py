@@ -134,6 +134,11 @@ class MethodRun:
     rewards_given: int = 0  # episodes that got a reward
     rewards_flipped: int = 0
     before: dict[str, float] | None = None  # train/paraphrases/heldout before training
+    # per question, in protocol order: hit or not (train: the last epoch), so a lift's
+    # interval pairs each question with itself in the baseline (evals/learning_report.py)
+    hits: dict[str, tuple[bool, ...]] = field(default_factory=dict)
+    # what the Pack's own tuning adopted during the run (packs/tuning/), oldest first
+    tuned: tuple[dict[str, Any], ...] = ()
 
     @property
     def train(self) -> float:
@@ -147,12 +152,15 @@ class MethodRun:
         return float(getattr(self, name))
 
 
+def found(pack: Pack, queries: Sequence[BenchQuery]) -> tuple[bool, ...]:
+    """Per query: whether its current top-k2 holds a relevant item (nothing logged)."""
+    return tuple(bool(set(pack.search(q.query).ids) & q.relevant) for q in queries)
+
+
 def success(pack: Pack, queries: Sequence[BenchQuery]) -> float:
     """Share of ``queries`` whose current top-k2 holds a relevant item (nothing logged)."""
-    if not queries:
-        return float("nan")
-    hits = sum(bool(set(pack.search(q.query).ids) & q.relevant) for q in queries)
-    return hits / len(queries)
+    hits = found(pack, queries)
+    return sum(hits) / len(hits) if hits else float("nan")
 
 
 def reward(pack: Pack, episode: str, injected: Sequence[str], query: BenchQuery,
@@ -198,6 +206,7 @@ def run_method(
     cumulative: list[float] = []
     solved: set[str] = set()
     given = flipped = 0
+    last: dict[int, bool] = {}
     for epoch, order in enumerate(orders):
         hits = []
         for position, index in enumerate(order):
@@ -210,10 +219,27 @@ def run_method(
             reward(pack, recall.episode_id or "", recall.ids, query, credit=credit, flipped=wrong)
             given, flipped = given + 1, flipped + wrong
         solved.update(train[i].id for i, hit in zip(order, hits, strict=True) if hit)
+        last = dict(zip(order, hits, strict=True))
         by_epoch.append(sum(hits) / len(hits))
         cumulative.append(len(solved) / len(train))
     pack.flush()
+    probes = {"paraphrases": found(pack, paraphrases), "heldout": found(pack, heldout)}
+    tuned = tuple(r.changes for r in reversed(pack.tuning.history(1000)) if r.adopted)
+    train_hits = tuple(last.get(i, False) for i in range(len(train)))
     return MethodRun(
-        method.name, seed, by_epoch, cumulative, success(pack, paraphrases),
-        success(pack, heldout), given, flipped, before,
-    )  # fmt: skip
+        method.name,
+        seed,
+        by_epoch,
+        cumulative,
+        _share(probes["paraphrases"]),
+        _share(probes["heldout"]),
+        given,
+        flipped,
+        before,
+        {"train": train_hits, **probes},
+        tuned,
+    )
+
+
+def _share(hits: tuple[bool, ...]) -> float:
+    return sum(hits) / len(hits) if hits else float("nan")

@@ -14,6 +14,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from evals.learning_config import BASELINE, METRICS, BenchConfig, BenchResult
 
 LABELS = {"train": "train", "paraphrases": "paraphrases", "heldout": "held-out"}
@@ -52,8 +54,31 @@ def summary(result: BenchResult) -> dict[str, dict[str, Any]]:
             ]
             entry[metric] = _stats(rates)
             entry[f"{metric}_lift"] = _stats(lifts)
+            entry[f"{metric}_ci"] = lift_interval(result, name, metric, seeds)
         out[name] = entry
     return out
+
+
+def lift_interval(
+    result: BenchResult, name: str, metric: str, seeds: list[int], resamples: int = 2000
+) -> list[float] | None:
+    """Paired bootstrap 95 % interval of a lift (percentile, Efron and Tibshirani 1993):
+    each question's difference from the baseline, averaged over the seeds, resampled by
+    question. None when the runs hold no per-question hits (a run from before issue 29)."""
+    diffs = []
+    for s in seeds:
+        mine, base = result.run(name, s).hits.get(metric), result.run(BASELINE, s).hits.get(metric)
+        if not mine or not base or len(mine) != len(base):
+            return None
+        diffs.append(np.array(mine, dtype=float) - np.array(base, dtype=float))
+    d = np.mean(diffs, axis=0)
+    rng = np.random.default_rng(0)
+    means = d[rng.integers(0, len(d), (resamples, len(d)))].mean(axis=1)
+    return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
+
+
+def interval(ci: list[float] | None) -> str:
+    return "" if ci is None else f" [{points(ci[0])}, {points(ci[1])}]"
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
@@ -88,8 +113,8 @@ def render_markdown(result: BenchResult, config: BenchConfig) -> str:
         "",
         header(result, config),
         "",
-        "| method | train | paraphrases | held-out | train lift | paraphrase lift "
-        "| held-out lift | held-out lift per seed |",
+        "| method | train | paraphrases | held-out | train lift [95% CI] | paraphrase lift "
+        "[95% CI] | held-out lift [95% CI] | held-out lift per seed |",
         "|---" * 8 + "|",
     ]
     for name, entry in table.items():
@@ -97,7 +122,9 @@ def render_markdown(result: BenchResult, config: BenchConfig) -> str:
         if name == BASELINE:
             lifts = ["(baseline)"] * 3 + [""]
         else:
-            lifts = [spread(entry[f"{m}_lift"]["per_seed"]) for m in METRICS]
+            lifts = [
+                spread(entry[f"{m}_lift"]["per_seed"]) + interval(entry[f"{m}_ci"]) for m in METRICS
+            ]
             lifts.append(" / ".join(points(v) for v in entry["heldout_lift"]["per_seed"]))
         lines.append(f"| {name} | " + " | ".join(rates + lifts) + " |")
     for name, by_probe in result.baselines.items():
@@ -108,9 +135,19 @@ def render_markdown(result: BenchResult, config: BenchConfig) -> str:
         "Rates: share of questions with a relevant item in the top-k2, mean (min..max) over "
         "seeds. Train: the last epoch, online. Paraphrases and held-out: ranked after the "
         "last epoch without logging. Lift: points over no-feedback (the same Pack, never "
-        "rewarded) in the same seed and query order.",
+        "rewarded) in the same seed and query order, with a paired bootstrap 95 % interval "
+        "over questions (each question's lift averaged over the seeds).",
     ]
     lines += [f"- {note}" for note in result.notes]
+    for run in result.runs:
+        if run.tuned:
+            changes = "; then ".join(
+                ", ".join(
+                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in c.items()
+                )
+                for c in run.tuned
+            )
+            lines.append(f"- {run.method}, seed {run.seed}: the Pack's tuning adopted {changes}.")
     return "\n".join(lines) + "\n"
 
 

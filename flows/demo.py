@@ -1,8 +1,9 @@
 """The main job on the embedded default: a trading-journal Pack that learns.
 
-Builds a Pack from ``data/demo``, shows what a recall injects for the showcase question
-(``showcase.json``: a question the episodes teach about, worded differently from all of
-them, with the items that actually help), runs rewarded episodes and shows how the
+Builds a Pack from the demo bundle (``packs/data/demo``, shipped inside the package), shows
+what a recall injects for the showcase question (``showcase.json``: a question the
+episodes teach about, worded differently from all of them, with the items that actually
+help), runs rewarded episodes and shows how the
 ranking moved: the items similarity alone put on top do not help, and learning replaces
 them with ones that do. Runs on a local LanceDB folder and Prefect's ephemeral engine
 (no separate server).
@@ -17,6 +18,7 @@ from prefect import flow
 
 from flows.ingest import ingest_media_flow
 from packs.bundles import BundleLoad
+from packs.data import bundled
 from packs.ranking_snapshot import RankingSnapshot, ranking_moves
 from tasks.pack_tasks import (
     episodes_task,
@@ -27,11 +29,11 @@ from tasks.pack_tasks import (
 )
 from tasks.publish_runs import publish_demo_task
 
-DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
+DEMO_DIR = bundled("demo")  # package data: packs/data/demo
 SHOWN = 3  # items in the before/after tables (the Pack's default k2)
-# A 31 s voice note (data/media/README.md has its text); short chunks so that the
+# A 31 s voice note (packs/data/media/README.md has its text); short chunks so that the
 # recalled one pins the phrase down to about ten seconds.
-DEMO_MEDIA = Path(__file__).resolve().parents[1] / "data" / "media" / "trading_desk_note.mp3"
+DEMO_MEDIA = bundled("media", "trading_desk_note.mp3")
 SPOKEN_QUERY = "What should I do after two losing trades in a row?"
 MEDIA_CHUNKING = {"target_s": 12.0, "overlap_s": 0.0}
 

@@ -1,11 +1,12 @@
 """Load a bundle folder (``knowledge.jsonl``, ``memories.jsonl``, ``eval_set.jsonl``)
 into a Pack.
 
-A bundle is how Wolfie ships small, reviewable Pack contents under ``data/`` (the demo,
-eval corpora). Every line is validated with its line number in the error. An eval set
-(``eval_set.jsonl``, else ``queries.jsonl``; the format of ``evals/evalset.py``) is stored
-with the Pack under the folder's name, so the eval flow finds it without a file; its
-``memory:<intent>`` ids are resolved to the row ids the load gave those memories.
+A bundle is how Wolfie ships small, reviewable Pack contents: the demo (package data,
+``packs/data/demo``) and the eval corpora under ``data/evals``. Every line is validated
+with its line number in the error. An eval set (``eval_set.jsonl``, else
+``queries.jsonl``; the format of ``evals/evalset.py``) is stored with the Pack under the
+folder's name, so the eval flow finds it without a file; its ``memory:<intent>`` ids are
+resolved to the row ids the load gave those memories.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def load_bundle(pack: Pack, folder: str | Path) -> BundleLoad:
                 )
             except KeyError as exc:
                 raise InvalidInput(f"{memories_path}:{number}: missing field {exc}.") from exc
-            refs[f"{MEMORY_REF}{obj['intent']}"] = result.id
+            if result.id is not None:  # None: refused by the Pack's admission control
+                refs[f"{MEMORY_REF}{obj['intent']}"] = result.id
             memories += 1
             merged += result.merged
     eval_set = None

@@ -16,7 +16,7 @@ from packs.errors import MissingExtra
 EXTRAS: dict[str, tuple[str, ...]] = {
     "batch": ("prefect", "prefect_dask", "boto3"),
     "media": ("faster_whisper", "yt_dlp"),
-    "evals": ("ragas", "langchain_community", "rapidfuzz", "jiwer", "matplotlib"),
+    "evals": ("ragas", "langchain_community", "rapidfuzz", "jiwer", "matplotlib", "rouge_score"),
 }
 
 
@@ -35,6 +35,11 @@ def missing_extra(error: ModuleNotFoundError, what: str) -> MissingExtra | None:
         f"{what} needs the {extra!r} extra ({error.name} is not installed): "
         f"pip install 'wolfie[{extra}]' (or 'wolfie[all]')."
     )
+
+
+def installed(extra: str) -> bool:
+    """Whether every module of ``extra`` can be imported (nothing is imported)."""
+    return all(importlib.util.find_spec(module) is not None for module in EXTRAS[extra])
 
 
 def require(extra: str, what: str) -> None:

@@ -5,14 +5,15 @@
 from every table (:func:`packs.store.erasure.delete_rows`), records a tombstone that
 other processes read to clean their caches (:mod:`packs.journal.forgotten`), applies it
 to this handle at once, and with ``purge`` takes the bytes out of storage
-(:func:`packs.store.erasure.purge_pending`).
+(:func:`packs.store.erasure.purge_pending`), at most once a minute per Pack
+(:mod:`packs.purges`).
 
 What goes with a forgotten memory: its row, its reward events, retrieval-log rows,
 merges and lesson log. What goes with a forgotten scope: its memories and chunks (with
 the above), and the episodes recalled in it (their query text), with their retrieval
 logs and validations. The reward events those episodes gave to memories that stay (the
-shared ones) are kept: an event holds no text, and dropping them would change the
-utilities every other user ranks by.
+shared ones) are kept, their idempotency keys (a caller's text) replaced by their ids:
+dropping them would change the utilities every other user ranks by.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from typing import Any
 from packs.errors import InvalidInput, UnknownMemory
 from packs.journal.flush import Flusher
 from packs.journal.forgotten import ForgetWatch
+from packs.purges import PurgeQueue
 from packs.records import ForgetReport
+from packs.settings import ActiveSettings
 from packs.store import schemas, tombstones
-from packs.store.erasure import ID_CHUNK, delete_rows, purge_pending
+from packs.store.erasure import ID_CHUNK, delete_rows, strip_keys
 from packs.store.filters import MEMORY_FILTER_COLUMNS, in_clause, where_clause
 from packs.store.gateway import PackStore
 from packs.store.scopes import (
@@ -37,6 +40,7 @@ from packs.store.scopes import (
     recalled_in_clause,
     scope_digest,
 )
+from packs.validation import shown
 
 MAX_IDS = 100_000  # ids one call may name (hand-set: a few MB of clause text in chunks)
 
@@ -45,12 +49,18 @@ class ForgetService:
     """Forgets memories, chunks and users' episodes of one Pack."""
 
     def __init__(
-        self, store: PackStore, flusher: Flusher, forgets: ForgetWatch, lock: threading.RLock
+        self,
+        store: PackStore,
+        settings: ActiveSettings,
+        flusher: Flusher,
+        forgets: ForgetWatch,
+        lock: threading.RLock,
     ) -> None:
         self._store = store
         self._flusher = flusher
         self._forgets = forgets
         self._lock = lock
+        self.purges = PurgeQueue(store, settings)  # at most one purge a minute (default)
 
     def forget(
         self,
@@ -69,7 +79,7 @@ class ForgetService:
                 "or where (a filter over memories)."
             )
         if not isinstance(purge, bool):
-            raise InvalidInput(f"purge must be True or False, got {purge!r}.")
+            raise InvalidInput(f"purge must be True or False, got {shown(purge)}.")
         with self._lock:
             self._flusher.flush()  # this handle's buffered rows go too
             episodes: list[str] = []
@@ -78,20 +88,22 @@ class ForgetService:
                 ids = self._known(_check_ids(memory_ids))
             elif scope is not None:
                 ids, episodes = self._scope_rows(_scope(scope))
-                digests = [scope_digest(scope)]
+                salt = tombstones.forget_salts(self._store, create=True)[0]
+                digests = [scope_digest(scope, salt)]
             else:
                 ids = self._ids(_clause(where))
             removed = delete_rows(self._store, ids, episodes)
+            keys = strip_keys(self._store, episodes)  # their events on memories that stay
             if ids or episodes or digests:
                 tables = [name for name, count in removed.items() if count]
+                tables += [schemas.REWARD_EVENTS] if keys else []
                 stone = tombstones.record(
                     self._store, ids, episodes, digests, tables, datetime.now(UTC)
                 )
                 self._forgets.seen(stone)
                 self._forgets.apply(ids, episodes, digests)
-            if purge:
-                purge_pending(self._store)
-        return ForgetReport(removed, tuple(ids), purge)
+        due = self.purges.request() if purge else None  # outside the lock: seconds
+        return ForgetReport(removed, tuple(ids), purge and due is None, due)
 
     def _known(self, ids: list[str]) -> list[str]:
         found = set(self._ids_where(ids))
@@ -100,7 +112,7 @@ class ForgetService:
             raise UnknownMemory(
                 f"Pack {self._store.location.name!r} has no memory {missing[:10]}"
                 f"{f' ({len(missing)} unknown)' if len(missing) > 10 else ''}; nothing was "
-                "forgotten. Pass ids the Pack holds (recall and get show them)."
+                "forgotten. Pass ids that recall, search or remember returned."
             )
         return ids
 
@@ -121,13 +133,14 @@ class ForgetService:
 
 def _check_ids(memory_ids: object) -> list[str]:
     if isinstance(memory_ids, str) or not isinstance(memory_ids, Sequence):
-        raise InvalidInput(f"memory_ids must be a list of id strings, got {memory_ids!r}.")
-    ids = list(dict.fromkeys(memory_ids))
-    if not ids or len(ids) > MAX_IDS or not all(isinstance(m, str) and m for m in ids):
+        raise InvalidInput(f"memory_ids must be a list of id strings, got {shown(memory_ids)}.")
+    strings = all(isinstance(m, str) and m for m in memory_ids)
+    if not strings or not 0 < len(memory_ids) <= MAX_IDS:
         raise InvalidInput(
-            f"memory_ids must hold 1 to {MAX_IDS} non-empty id strings, got {len(ids)} items."
+            f"memory_ids must hold 1 to {MAX_IDS} non-empty id strings, got "
+            f"{len(memory_ids)} items: {shown(memory_ids)}."
         )
-    return ids
+    return list(dict.fromkeys(memory_ids))
 
 
 def _scope(scope: object) -> str:
@@ -143,7 +156,7 @@ def _clause(where: object) -> str:
     if not isinstance(where, Mapping) or not where:
         raise InvalidInput(
             f"where must be a non-empty object of column or metadata key: value, got "
-            f"{where!r}; to forget everything of one user pass scope= instead."
+            f"{shown(where)}; to forget everything of one user pass scope= instead."
         )
     columns = {k: v for k, v in where.items() if k in MEMORY_FILTER_COLUMNS}
     metadata = {k: v for k, v in where.items() if k not in MEMORY_FILTER_COLUMNS}

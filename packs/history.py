@@ -5,7 +5,11 @@ Nothing is written here. The history is read from three places:
 - the ``memories`` row: when it was created and from which source ("remember");
 - ``merges``: each near-duplicate it absorbed ("merge", counted by ``merge_count``);
 - ``memory_history``: each revision, with every changed field's old and new value
-  ("revise", written by :mod:`packs.revisions`).
+  ("revise", written by :mod:`packs.revisions`);
+- the lifecycle columns: when it was superseded and by what ("superseded"), and the
+  memories it superseded ("supersedes"; a correction, issue 30);
+- ``lesson_log``: each lesson written for it ("lesson"), by which writer and model, from
+  which prompt version and episode.
 
 The values a memory was created with are its current values with every revision undone,
 newest first, so a remember costs no history row (remember stays one commit).
@@ -23,6 +27,7 @@ from packs.records import FieldChange, MemoryVersion
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
+from packs.store.lifecycle import has_lifecycle
 
 # The revisable fields, by the name callers use, and the column each is stored in.
 FIELD_COLUMNS = {
@@ -39,6 +44,8 @@ ROW_COLUMNS = [
 _REVISION_COLUMNS = [
     "version_id", "at", "event", "source", "changes_json", "utility_before", "utility_reset",
 ]  # fmt: skip
+_MARK_COLUMNS = ["id", "superseded_by", "superseded_at", "superseded_reason"]
+_LESSON_COLUMNS = ["at", "writer", "lesson", "prompt_version", "model", "episode_id"]
 _MERGE_COLUMNS = [
     "merge_id", "at", "source", "intent_text", "response_summary", "outcome", "similarity",
 ]  # fmt: skip
@@ -63,35 +70,49 @@ class MemoryHistory:
     def __init__(self, store: PackStore) -> None:
         self._store = store
 
-    def read_row(self, memory_id: str) -> dict[str, Any]:
-        """The memory's :data:`ROW_COLUMNS`, read at the table's latest commit."""
+    def read_row(self, memory_id: str, marks: bool = False) -> dict[str, Any]:
+        """The memory's :data:`ROW_COLUMNS` (and supersede ``marks``), read at the table's
+        latest commit."""
         memory_id = check_memory_id(memory_id)
         self._store.latest_version(schemas.MEMORIES)
-        rows = self._store.get(schemas.MEMORIES, f"id = {sql_literal(memory_id)}", ROW_COLUMNS)
+        columns = ROW_COLUMNS + (_MARK_COLUMNS[1:] if marks else [])
+        rows = self._store.get(schemas.MEMORIES, f"id = {sql_literal(memory_id)}", columns)
         if not rows:
             raise UnknownMemory(f"Pack {self._store.location.name!r} has no memory {memory_id!r}.")
         return rows[0]
 
     def __call__(self, memory_id: str) -> list[MemoryVersion]:
         """Every version of ``memory_id``, oldest first."""
-        row = self.read_row(memory_id)
+        lifecycle = has_lifecycle(self._store)
+        row = self.read_row(memory_id, marks=lifecycle)
         clause = f"memory_id = {sql_literal(memory_id)}"
         revisions = self._rows(schemas.MEMORY_HISTORY, _REVISION_COLUMNS, clause)
         merges = self._rows(schemas.MERGES, _MERGE_COLUMNS, clause)
-        return versions_of(row, revisions, merges)
+        replaced = []
+        if lifecycle:
+            by_me = f"superseded_by = {sql_literal(memory_id)}"
+            replaced = self._store.scan(schemas.MEMORIES, _MARK_COLUMNS, by_me).to_pylist()
+        written = f"{clause} AND status = 'written'"
+        lessons = self._rows(schemas.LESSON_LOG, _LESSON_COLUMNS, written)
+        return versions_of(row, revisions, merges, replaced, lessons)
 
     def _rows(self, table: str, columns: list[str], clause: str) -> list[dict[str, Any]]:
         if not self._store.has_table(table):  # a Pack made before the table
             return []
-        return self._store.scan(table, columns, clause).to_pylist()
+        present = [c for c in columns if self._store.has_column(table, c)]  # older schemas
+        return self._store.scan(table, present, clause).to_pylist()
 
 
 def versions_of(
     row: Mapping[str, Any],
     revisions: Iterable[Mapping[str, Any]],
     merges: Iterable[Mapping[str, Any]],
+    replaced: Iterable[Mapping[str, Any]] = (),
+    lessons: Iterable[Mapping[str, Any]] = (),
 ) -> list[MemoryVersion]:
-    """The versions of one memory from its row, its revisions and its merges. Pure."""
+    """The versions of one memory from its row, its revisions, its merges, the memories
+    it superseded (``replaced``; its own mark is on ``row``) and the lessons written for
+    it. Pure."""
     memory_id = str(row["id"])
     revised = [_revision(memory_id, r) for r in sorted(revisions, key=_at)]
     values = field_values(row)
@@ -104,7 +125,10 @@ def versions_of(
         {f: FieldChange(None, v) for f, v in values.items() if v not in (None, {})},
     )  # fmt: skip
     absorbed = [_merge(memory_id, m, n) for n, m in enumerate(sorted(merges, key=_at))]
-    later = sorted([*absorbed, *revised], key=lambda v: v.at)
+    marks = [_supersedes(memory_id, r) for r in replaced]
+    if row.get("superseded_at") is not None:
+        marks.append(_superseded(memory_id, row))
+    later = sorted([*absorbed, *revised, *marks, *_lessons(memory_id, lessons)], key=lambda v: v.at)
     return [created] + [replace(v, version=n) for n, v in enumerate(later, start=2)]
 
 
@@ -128,6 +152,47 @@ def _merge(memory_id: str, row: Mapping[str, Any], counted: int) -> MemoryVersio
         memory_id, 0, row["at"], "merge", row["source"], count, version_id=row["merge_id"],
         absorbed=absorbed,
     )  # fmt: skip
+
+
+def _lessons(memory_id: str, rows: Iterable[Mapping[str, Any]]) -> list[MemoryVersion]:
+    """The lessons written for a memory, oldest first, each with the one before it."""
+    out, previous = [], None
+    for row in sorted(rows, key=_at):
+        provenance = {k: row.get(k) for k in ("model", "prompt_version", "episode_id")}
+        change = {"lesson": FieldChange(previous, row["lesson"])}
+        out.append(
+            MemoryVersion(
+                memory_id, 0, row["at"], "lesson", row["writer"], change, provenance=provenance
+            )
+        )
+        previous = row["lesson"]
+    return out
+
+
+def _superseded(memory_id: str, row: Mapping[str, Any]) -> MemoryVersion:
+    change = {"superseded_by": FieldChange(None, row["superseded_by"])}
+    return MemoryVersion(
+        memory_id,
+        0,
+        row["superseded_at"],
+        "superseded",
+        None,
+        change,
+        reason=row["superseded_reason"],
+    )
+
+
+def _supersedes(memory_id: str, old: Mapping[str, Any]) -> MemoryVersion:
+    change = {"supersedes": FieldChange(None, old["id"])}
+    return MemoryVersion(
+        memory_id,
+        0,
+        old["superseded_at"],
+        "supersedes",
+        None,
+        change,
+        reason=old["superseded_reason"],
+    )
 
 
 def _at(row: Mapping[str, Any]) -> Any:

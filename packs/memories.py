@@ -8,28 +8,26 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
+from packs.corrections import Corrections
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput, UnknownMemory
-from packs.near_duplicates import raise_merge_count, settle
-from packs.recall.ranking import similarity_from_distance
 from packs.records import KnowledgeChunk, RememberResult
+from packs.remember_flow import Admit, RememberFlow
 from packs.settings import ActiveSettings
 from packs.store import schemas
-from packs.store.filters import in_clause, sql_literal
+from packs.store.filters import in_clause
 from packs.store.gateway import PackStore
-from packs.store.lifecycle import NOT_SUPERSEDED, expiry, unexpired_clause
-from packs.store.rows import knowledge_id, knowledge_row, memory_row, merge_row
+from packs.store.lifecycle import expiry
+from packs.store.rows import knowledge_id, knowledge_row, memory_row
 from packs.store.scopes import (
     SCOPE_KEY,
     SCOPED_TAG,
     check_scope,
-    same_scope_clause,
     scoped_metadata,
 )
-from packs.validation import check_metadata, check_seconds, check_text
+from packs.validation import check_episode_id, check_metadata, check_seconds, check_text
 
 KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
 # What a re-ingested chunk may change; learned columns are left alone.
@@ -37,11 +35,7 @@ _CONTENT_COLUMNS = (
     "id", "intent_text", "intent_embedding", "title", "start_s", "end_s", "metadata_json",
     "tags", "updated_at",
 )  # fmt: skip
-_NEAREST_COLUMNS = ["id", "merge_count"]
 _POLARITIES = (None, "success", "failure")
-# Merges tried before creating: each retry follows a near-duplicate that a racing process
-# folded into another meanwhile (hand-set; one retry is what a race needs).
-_MERGE_ATTEMPTS = 3
 
 
 class MemoryWriter:
@@ -59,6 +53,8 @@ class MemoryWriter:
         self._embedder = embedder
         self._lock = lock
         self._memories_schema = schemas.memories_schema(embedder.info.dim)
+        self._corrections = Corrections(store, embedder)
+        self._flow = RememberFlow(store, settings, self._corrections, self._memories_schema)
 
     def remember(
         self,
@@ -71,15 +67,21 @@ class MemoryWriter:
         source: str = "api",
         scope: str | None = None,
         expires_at: datetime | None = None,
+        confidence: float | None = None,
+        episode_id: str | None = None,
     ) -> RememberResult:
         """Store an interaction as a memory, or merge it into a near-duplicate.
 
         A stored memory whose intent has cosine >= ``dedup_threshold`` with this one
-        absorbs it: its ``merge_count`` grows and this intent joins its provenance.
-        ``scope`` (a user or session) is stored as metadata; only recalls in that scope
-        see the memory, and duplicates are looked for within the scope only, among the
-        memories still current (not expired, not superseded). ``expires_at`` (or the
-        Pack's ``default_ttl_hours``) applies to a new memory; one merged keeps its own.
+        absorbs it when it says the same (its ``merge_count`` grows and this intent joins
+        its provenance); when it says something else, this one supersedes it
+        (packs/corrections.py). ``scope`` (a user or session) is stored as metadata; only
+        recalls in that scope see the memory, and duplicates are looked for within the
+        scope only, among the memories still current (not expired, not superseded).
+        ``expires_at`` (or the Pack's ``default_ttl_hours``) applies to a new memory; one
+        merged keeps its own. With the Pack's admission policy on, ``confidence`` (0-1,
+        the caller's) and ``episode_id`` (the episode it comes from) feed admission
+        control (packs/admission/policy.py).
         """
         self._store.require_writable("remember")
         limit = self._settings.value.max_text_chars
@@ -94,68 +96,20 @@ class MemoryWriter:
         meta = scoped_metadata(meta, scope)
         scope = meta.get(SCOPE_KEY)
         source = check_text(source, "source", 2_000)
+        episode = None if episode_id is None else check_episode_id(episode_id)
+        admit = Admit(_confidence(confidence), episode)
         now = datetime.now(UTC)
         expires = expiry(expires_at, self._settings.value.default_ttl_hours, now)
+        refused = self._flow.screen(intent, response)  # before embedding: chatter costs nothing
+        if refused is not None:
+            return refused
         intent_vec, response_vec = self._embedder.embed([intent, response])
         row = memory_row(
             intent, response, intent_vec, response_vec, outcome, polarity, meta, source, now
         )
         row["expires_at"] = expires
-        threshold = self._settings.value.dedup_threshold
-        seen = 0
         with self._lock:
-            for _ in range(_MERGE_ATTEMPTS):
-                if self._store.count(schemas.MEMORIES, f"id = {sql_literal(row['id'])}"):
-                    return RememberResult(row["id"], "exists", 1.0)  # a retried call
-                seen = self._store.latest_version(schemas.MEMORIES)  # others' commits too
-                nearest = self._nearest_memory(intent_vec, scope, now)
-                if nearest is None:
-                    break
-                distance = np.array([nearest.pop("_distance")])
-                similarity = float(similarity_from_distance(distance)[0])
-                if similarity < threshold:
-                    break
-                merge = merge_row(nearest["id"], intent, response, outcome, meta, source,
-                                  similarity, now)  # fmt: skip
-                if self._absorb(merge, nearest["merge_count"] or 0):
-                    return RememberResult(nearest["id"], "merged", similarity)
-                # folded into another near-duplicate meanwhile (packs/near_duplicates.py)
-            self._store.merge(schemas.MEMORIES, self._memory_table([row]), "id")
-            if self._store.committed_version(schemas.MEMORIES) != seen + 1:
-                # another commit came between the look and ours: maybe a racing
-                # near-duplicate (a later racer sees ours and settles itself)
-                clause = same_scope_clause(scope)
-                settled = settle(self._store, row["id"], intent_vec, clause, threshold)
-                if settled.memory_id != row["id"]:  # a racing process created it first
-                    return RememberResult(settled.memory_id, "merged", settled.similarity)
-            return RememberResult(row["id"], "created", None)
-
-    def _absorb(self, row: dict[str, Any], counted: int) -> bool:
-        """Log a near-duplicate (a ``merges`` row) and count it, without rewriting the
-        memory; False when the memory is gone (folded into another by a racing process).
-
-        The memory keeps its text and learned state; the merge's provenance is an
-        append-only row (concurrent merges can't overwrite each other), counted by
-        :func:`packs.near_duplicates.raise_merge_count`. ``counted`` is the count read
-        with the nearest memory.
-        """
-        memory_id = row["memory_id"]
-        table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
-        self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
-        self._store.merge(schemas.MERGES, table, "merge_id")
-        self._store.latest_version(schemas.MEMORIES)
-        if not self._store.count(schemas.MEMORIES, f"id = {sql_literal(memory_id)}"):
-            return False
-        raise_merge_count(self._store, memory_id, counted, row["at"])
-        return True
-
-    def _nearest_memory(
-        self, vector: np.ndarray, scope: str | None, now: datetime
-    ) -> dict[str, Any] | None:
-        clause = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {same_scope_clause(scope)}"
-        clause += f" AND {NOT_SUPERSEDED} AND {unexpired_clause(now)}"
-        hits = self._store.search(schemas.MEMORIES, vector, _NEAREST_COLUMNS, clause, limit=1)
-        return hits.to_pylist()[0] if hits.num_rows else None
+            return self._flow.write(row, response_vec, scope, now, admit)
 
     def supersede(self, memory_id: str, by: str | None = None, reason: str | None = None) -> None:
         """Mark ``memory_id`` as no longer true: superseded ``by`` the memory that replaces
@@ -181,13 +135,7 @@ class MemoryWriter:
                 f"Memory {by!r} is in another scope than {memory_id!r}; a memory can only be "
                 "superseded by one its own scope sees (its scope's or a shared one)."
             )
-        now = datetime.now(UTC)
-        mark = {"id": [memory_id], "superseded_by": [by], "superseded_at": [now],
-                "superseded_reason": [reason], "updated_at": [now]}  # fmt: skip
-        schema = pa.schema([self._memories_schema.field(c) for c in mark])
-        self._store.merge(
-            schemas.MEMORIES, pa.table(mark, schema=schema), "id", update=True, insert=False
-        )
+        self._corrections.mark(memory_id, by, reason, datetime.now(UTC))
 
     def add_knowledge(self, chunks: Iterable[KnowledgeChunk | Mapping[str, Any]]) -> list[str]:
         """Add knowledge chunks; ids come from (source, position, scope): idempotent.
@@ -287,6 +235,14 @@ class MemoryWriter:
                 columns = [self._memories_schema.field(name) for name in lessons[0]]
                 update = pa.Table.from_pylist(lessons, schema=pa.schema(columns))
                 self._store.merge(schemas.MEMORIES, update, "id", update=True, insert=False)
+
+
+def _confidence(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InvalidInput(f"confidence must be a number from 0 to 1 (or None), not {value!r}.")
+    return float(value)
 
 
 def _visible_from(tags: set[str], seer: set[str]) -> bool:

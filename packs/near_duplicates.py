@@ -21,6 +21,12 @@ slipped in before it, and one that commits after it sees it and settles itself):
   to the winner, and the winner's ``merge_count`` is raised to its logged merges; its
   caller gets the winner's id, "merged".
 
+A correction races too (issue 30): only members that are the same fact as the racer
+(:meth:`packs.corrections.Corrections.judge`) are its twins and fold as above; a member
+committed before it that says something else is superseded by it, as a sequential
+correction would have done (the newest fact wins), and what a folded racer superseded
+now names the winner.
+
 A racer that already took part in an episode or a reward is never folded (its learned
 state would be lost): it stays, as a duplicate, as does the row of a process that died
 between its commit and its settling. Another process may recall a racer in the instant
@@ -39,20 +45,35 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from packs.corrections import COMPARED_COLUMNS, Corrections, correction_reason, cosine
 from packs.errors import InvalidInput
 from packs.recall.ranking import similarity_from_distance
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import VECTOR_COLUMN, PackStore
+from packs.store.lifecycle import NOT_SUPERSEDED
 from packs.store.rows import merge_row
 
 # Members of one cluster looked at (hand-set: a burst of near-duplicates from a few
 # dozen processes; a bigger one settles over several remembers).
 CLUSTER_LIMIT = 32
-_COLUMNS = [
-    "id", "intent_text", "response_summary", "outcome", "metadata_json",
-    "source", "usage_count", "reward_count", "merge_count", VECTOR_COLUMN,
-]  # fmt: skip
+_COLUMNS = list(
+    dict.fromkeys(
+        [
+            "id",
+            "intent_text",
+            "response_summary",
+            "outcome",
+            "metadata_json",
+            "source",
+            "usage_count",
+            "reward_count",
+            "merge_count",
+            VECTOR_COLUMN,
+            *COMPARED_COLUMNS,
+        ]
+    )
+)
 _UNUSED = "usage_count = 0 AND reward_count = 0"
 _MERGE_COLUMNS = ["intent_text", "response_summary", "outcome", "metadata_json", "source",
                   "similarity", "at"]  # fmt: skip
@@ -65,14 +86,24 @@ class Settled:
 
     memory_id: str
     similarity: float | None
+    superseded: tuple[str, ...] = ()  # earlier racers it superseded (other facts)
 
 
 def settle(
-    store: PackStore, memory_id: str, vector: np.ndarray, scope_clause: str, threshold: float
+    store: PackStore,
+    memory_id: str,
+    vector: np.ndarray,
+    scope_clause: str,
+    threshold: float,
+    corrections: Corrections | None = None,
+    response_threshold: float = 0.0,
 ) -> Settled:
-    """Settle the just-created memory ``memory_id`` against racing near-duplicates."""
+    """Settle the just-created memory ``memory_id`` against racing near-duplicates; with
+    ``corrections``, only the same fact is a twin and an earlier other fact is superseded."""
     store.latest_version(schemas.MEMORIES)  # every commit before ours, other processes' too
     where = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {scope_clause}"
+    if corrections is not None:
+        where += f" AND {NOT_SUPERSEDED}"
     found = store.search(schemas.MEMORIES, vector, _COLUMNS, where, limit=CLUSTER_LIMIT)
     near = similarity_from_distance(found["_distance"].to_numpy()) >= threshold
     members = {m["id"]: m for m in found.filter(pa.array(near)).to_pylist()}
@@ -80,12 +111,28 @@ def settle(
     if me is None or len(members) == 1:
         return Settled(memory_id, None)  # no race
     first = first_versions(store, list(members))
+    superseded: list[str] = []
+    if corrections is not None:
+        now = datetime.now(UTC)
+        for other in [m for m in members if m != memory_id]:
+            verdict = corrections.judge(
+                members[other], me, me["response_embedding"], response_threshold
+            )
+            if verdict.repeat:
+                continue
+            if first[other] < first[memory_id]:  # the newest fact wins
+                corrections.mark(other, memory_id, correction_reason(verdict), now)
+                superseded.append(other)
+            del members[other]
     winner = members[min(members, key=lambda m: (first[m], m))]
+    done = Settled(memory_id, None, tuple(superseded))
     if winner["id"] == memory_id or me["usage_count"] or me["reward_count"]:
-        return Settled(memory_id, None)
+        return done
     if not _fold(store, winner, me):
-        return Settled(memory_id, None)
-    return Settled(winner["id"], _cosine(vector, winner[VECTOR_COLUMN]))
+        return done
+    if corrections is not None:
+        corrections.repoint(memory_id, winner["id"], datetime.now(UTC))
+    return Settled(winner["id"], cosine(vector, winner[VECTOR_COLUMN]), tuple(superseded))
 
 
 def first_versions(store: PackStore, ids: list[str]) -> dict[str, int]:
@@ -129,7 +176,7 @@ def _fold(store: PackStore, winner: dict[str, Any], loser: dict[str, Any]) -> bo
     row = merge_row(
         winner["id"], loser["intent_text"], loser["response_summary"] or "", loser["outcome"],
         json.loads(loser["metadata_json"] or "{}"), loser["source"] or "api",
-        _cosine(loser[VECTOR_COLUMN], winner[VECTOR_COLUMN]), now,
+        cosine(loser[VECTOR_COLUMN], winner[VECTOR_COLUMN]), now,
     )  # fmt: skip
     _log_merges(store, [row])
     ids = [loser["id"]]
@@ -173,9 +220,3 @@ def raise_merge_count(store: PackStore, memory_id: str, counted: int, now: datet
         schemas.MEMORIES, count, "id",
         update="target.merge_count < source.merge_count", insert=False,
     )  # fmt: skip
-
-
-def _cosine(a: Any, b: Any) -> float:
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    norms = float(np.linalg.norm(x) * np.linalg.norm(y))
-    return float(x @ y / norms) if norms else 0.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -133,10 +133,14 @@ def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> Pa
 
 
 def store_settings(
-    store: PackStore, active: ActiveSettings, changes: Mapping[str, Any]
+    store: PackStore,
+    active: ActiveSettings,
+    changes: Mapping[str, Any],
+    tune: Callable[[PackSettings], None],
 ) -> PackSettings:
-    """Store ``active`` with ``changes`` applied as its next version, and make it the
-    one in force; unknown keys are refused."""
+    """Store ``active`` with ``changes`` applied as its next version, make it the one in
+    force and hand it to ``tune`` (the handle's parts that work by it); unknown keys are
+    refused."""
     store.require_writable("change settings")
     settings = active.value.replace(**changes)
     version = active.version + 1
@@ -148,4 +152,5 @@ def store_settings(
         }
     )
     active.value, active.version = settings, version
+    tune(settings)
     return settings

@@ -15,26 +15,28 @@ import atexit
 import logging
 import os
 import weakref
-from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Unpack
 
 import polars as pl
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
-from packs.learning import rebuild
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store, store_settings
 from packs.records import (
+    FeedbackOptions,
     FeedbackResult,
     ForgetReport,
     KnowledgeChunk,
     MemoryVersion,
     RebuildReport,
     Recall,
+    RememberOptions,
     RememberResult,
     ResolveResult,
     RevisionResult,
+    RewardOptions,
+    ValidationOptions,
     ValidationResult,
     VoteResult,
 )  # fmt: skip
@@ -43,6 +45,7 @@ from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from packs.store.query import query_table, versions
+from packs.tuning.service import TuningService
 
 log = logging.getLogger(__name__)
 
@@ -123,14 +126,16 @@ class Pack:
     def store(self) -> PackStore:  # the storage gateway, for flows and tools
         return self._store
 
+    @property
+    def tuning(self) -> TuningService:  # tune, history, rollback (docs/tuning.md)
+        return self._svc.tuning
+
     def __repr__(self) -> str:
         return f"Pack(name={self.name!r}, root={self.root!r}, {_MODES[self.read_only]})"
 
     def configure(self, **changes: Any) -> PackSettings:
         """Store a new settings version with ``changes`` applied; unknown keys are refused."""
-        new = store_settings(self._store, self._settings, changes)
-        self._svc.tune(new)
-        return new
+        return store_settings(self._store, self._settings, changes, self._svc.tune)
 
     def __enter__(self) -> Pack:
         return self
@@ -142,7 +147,7 @@ class Pack:
         """Flush everything buffered; a transient fault is retried after 1, 2, 4, 8 s."""
         if self._closed:
             return
-        self._svc.background.stop()
+        self._svc.stop()
         if not self.read_only:
             self._svc.flusher.flush(retries=_CLOSE_RETRIES)
         self._closed = True
@@ -154,17 +159,16 @@ class Pack:
     # --- write path: packs/memories.py ---------------------------------------------------
 
     def remember(
-        self, intent: str, response: str, outcome: str | None = None,
-        metadata: Mapping[str, Any] | None = None, *, polarity: str | None = None,
-        source: str = "api", scope: str | None = None, expires_at: datetime | None = None,
-    ) -> RememberResult:  # fmt: skip
-        """Store an interaction as a memory, or merge it into a near-duplicate (cosine >=
-        ``dedup_threshold``, within ``scope``: only recalls in that scope see it), never
-        recalled after ``expires_at`` (an aware datetime; default: ``default_ttl_hours``)."""
-        return self._svc.writer.remember(
-            intent, response, outcome, metadata, polarity=polarity, source=source, scope=scope,
-            expires_at=expires_at,
-        )  # fmt: skip
+        self,
+        intent: str,
+        response: str,
+        outcome: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        **options: Unpack[RememberOptions],
+    ) -> RememberResult:
+        """Store a memory, merge a repeat, supersede what it corrects, hold or refuse it
+        (``RememberOptions``: polarity, source, scope, expires_at, confidence, episode_id)."""
+        return self._svc.writer.remember(intent, response, outcome, metadata, **options)
 
     def supersede(self, memory_id: str, by: str | None = None, reason: str | None = None) -> None:
         """Mark a memory no longer true (``by`` the one replacing it): history, not advice."""
@@ -252,60 +256,58 @@ class Pack:
         )  # fmt: skip
 
     def feedback(
-        self, episode_id: str, rating: float | None = None, *, stars: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> FeedbackResult:  # fmt: skip
+        self, episode_id: str, rating: float | None = None, **options: Unpack[FeedbackOptions]
+    ) -> FeedbackResult:
         """Explicit rating in [-1, 1], or ``stars`` 1-5; EMA update of every injected memory."""
-        return self._svc.rewards.feedback(episode_id, rating, stars=stars,
-                                          idempotency_key=idempotency_key)  # fmt: skip
+        return self._svc.rewards.feedback(episode_id, rating, **options)
 
     def outcome(
-        self, episode_id: str, amount: float, *, idempotency_key: str | None = None
+        self, episode_id: str, amount: float, **options: Unpack[RewardOptions]
     ) -> FeedbackResult:
         """A measured outcome (e.g. a P&L) as ``tanh(amount / outcome_scale)``."""
-        return self._svc.rewards.outcome(episode_id, amount, idempotency_key=idempotency_key)
+        return self._svc.rewards.outcome(episode_id, amount, **options)
 
     def signal(
-        self, episode_id: str, name: str, memory_ids: list[str] | None = None, *,
-        idempotency_key: str | None = None,
-    ) -> FeedbackResult:  # fmt: skip
+        self,
+        episode_id: str,
+        name: str,
+        memory_ids: list[str] | None = None,
+        **options: Unpack[RewardOptions],
+    ) -> FeedbackResult:
         """An implicit signal (accepted, edited, ignored, ...) for the episode or ``memory_ids``."""
-        return self._svc.rewards.signal(
-            episode_id, name, memory_ids, idempotency_key=idempotency_key
-        )
+        return self._svc.rewards.signal(episode_id, name, memory_ids, **options)
 
-    def vote(
-        self, attempts: Mapping[str, str], *, idempotency_key: str | None = None
-    ) -> VoteResult:
+    def vote(self, attempts: Mapping[str, str], **options: Unpack[RewardOptions]) -> VoteResult:
         """Majority vote over attempts ``{episode_id: answer}``; a tie rewards nobody."""
-        return self._svc.rewards.vote(attempts, idempotency_key=idempotency_key)
+        return self._svc.rewards.vote(attempts, **options)
 
     def validate(
-        self, episode_id: str, output: str, context: Mapping[str, Any] | None = None, *,
-        hook: Callable[..., Any] | None = None, idempotency_key: str | None = None,
-    ) -> ValidationResult:  # fmt: skip
-        """Check ``output`` with the validation hook; a broken hook flags it, never raises."""
-        return self._svc.verdicts.validate(episode_id, output, context, hook=hook,
-                                           idempotency_key=idempotency_key)  # fmt: skip
+        self,
+        episode_id: str,
+        output: str,
+        context: Mapping[str, Any] | None = None,
+        **options: Unpack[ValidationOptions],
+    ) -> ValidationResult:
+        """Check ``output`` with the validation ``hook`` (default: the Pack's); a broken hook
+        flags it, never raises."""
+        return self._svc.verdicts.validate(episode_id, output, context, **options)
 
     def resolve(
-        self, episode_id: str, response: str, success: bool | None = None, *,
-        idempotency_key: str | None = None,
-    ) -> ResolveResult:  # fmt: skip
+        self,
+        episode_id: str,
+        response: str,
+        success: bool | None = None,
+        **options: Unpack[RewardOptions],
+    ) -> ResolveResult:
         """Store the episode's response and score it against the past (intrinsic reward)."""
-        return self._svc.verdicts.resolve(episode_id, response, success,
-                                          idempotency_key=idempotency_key)  # fmt: skip
+        return self._svc.verdicts.resolve(episode_id, response, success, **options)
 
     def reward_log(self) -> pl.DataFrame:  # the whole append-only log, flushed first
-        self.flush()
-        return rebuild.reward_log(self._store)
+        return self._svc.rebuilds.reward_log()
 
     def rebuild_utilities(self, *, write: bool = True) -> RebuildReport:
         """Replay the reward log, report drift from the stored values; ``write`` stores it."""
-        report = rebuild.rebuild_utilities(self._store, self.reward_log(), write=write)
-        if write and report.changed:
-            self._svc.learning.forget_stored()
-        return report
+        return self._svc.rebuilds.rebuild_utilities(write=write)
 
     def maturity(self, *, record: bool = False) -> Maturity:
         """The five maturity signals and the stage; ``record`` appends a state trace."""

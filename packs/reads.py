@@ -1,5 +1,6 @@
-"""Reading single rows of a Pack: one memory with its merge provenance and its learned
-state as this handle sees it (pending rewards and uses included)."""
+"""Reading single rows of a Pack: one memory with its merge provenance, who wrote its
+lesson, and its learned state as this handle sees it (pending rewards and uses
+included)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 
 _MERGE_COLUMNS = ["at", "source", "intent_text", "metadata_json"]
+_LESSON_COLUMNS = ["at", "writer", "model", "prompt_version", "episode_id"]
 
 
 class MemoryReader:
@@ -35,6 +37,7 @@ class MemoryReader:
             row["provenance"] = list(row["provenance"] or []) + sorted(
                 merges, key=lambda m: m["at"]
             )
+        row["lesson_provenance"] = self._lesson_provenance(memory_id)
         state, uses = self._learning.pending_applied(memory_id, learned_of(row))
         row.update(
             utility=state.utility,
@@ -43,6 +46,16 @@ class MemoryReader:
             usage_count=row["usage_count"] + uses,
         )
         return row
+
+    def _lesson_provenance(self, memory_id: str) -> dict[str, Any] | None:
+        """Who wrote the memory's current lesson: the newest written ``lesson_log`` row
+        (writer, model, prompt version, episode, when); None without one."""
+        if not self._store.has_table(schemas.LESSON_LOG):
+            return None
+        columns = [c for c in _LESSON_COLUMNS if self._store.has_column(schemas.LESSON_LOG, c)]
+        clause = f"memory_id = {sql_literal(memory_id)} AND status = 'written'"
+        written = self._store.scan(schemas.LESSON_LOG, columns, clause).to_pylist()
+        return max(written, key=lambda r: r["at"]) if written else None
 
     def count(self, table: str, kind: str | None) -> int:
         """Rows in ``table`` (of ``kind``, when given)."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import polars as pl
 
@@ -30,6 +31,30 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+class RewardOptions(TypedDict, total=False):
+    """What every reward source also takes (``Pack.feedback(..., **options)``).
+
+    ``idempotency_key``: a redelivered reward with it is applied once per episode.
+    ``scope``: the caller's user or session; only an episode recalled in that scope can
+    be rewarded (a server pinned to one user can't reward another's, issue 31).
+    """
+
+    idempotency_key: str | None
+    scope: str | None
+
+
+class FeedbackOptions(RewardOptions, total=False):
+    """``Pack.feedback``'s: ``stars`` 1-5, instead of a rating (``(stars - 3) / 2``)."""
+
+    stars: int | None
+
+
+class ValidationOptions(RewardOptions, total=False):
+    """``Pack.validate``'s: the ``hook`` to run instead of the Pack's registered one."""
+
+    hook: Callable[..., Any] | None
 
 
 class Record:
@@ -55,14 +80,48 @@ class KnowledgeChunk(Record):
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+class RememberOptions(TypedDict, total=False):
+    """``Pack.remember``'s keyword options (each optional):
+
+    - ``polarity``: "success", "failure" (shown as a WARNING) or None;
+    - ``source``: the provenance recorded with it (default "api");
+    - ``scope``: a user or session: only recalls in that scope see it;
+    - ``expires_at``: an aware datetime after which it is never recalled (default: the
+      Pack's ``default_ttl_hours``);
+    - ``confidence`` (0-1) and ``episode_id`` (the episode it comes from): what admission
+      control weighs when the Pack's policy is on (docs/admission.md).
+    """
+
+    polarity: str | None
+    source: str
+    scope: str | None
+    expires_at: datetime | None
+    confidence: float | None
+    episode_id: str | None
+
+
 @dataclass(frozen=True)
 class RememberResult(Record):
-    """``status``: "created" (new row), "merged" (absorbed by a near-duplicate) or
-    "exists" (the same intent and response were stored before: nothing changed)."""
+    """What ``remember`` did. ``status``:
 
-    id: str
+    - "created": a new memory;
+    - "merged": absorbed by a near-duplicate that says the same (``id`` is that memory);
+    - "superseded": a new memory that corrects the stored memory of the same situation,
+      ``superseded`` (now history: never recalled, shown by ``get`` and ``history``);
+    - "exists": the same intent and response were stored before: nothing changed;
+    - "held" (admission control on): stored on probation, not recalled until a repeat or
+      a positive reward of its episode confirms it;
+    - "refused" (admission control on): nothing stored (``id`` is None), empty,
+      boilerplate or redundant.
+
+    ``reason`` says why, in words, whenever the status is not plain.
+    """
+
+    id: str | None
     status: str
     similarity: float | None  # to the memory it matched, when it matched one
+    superseded: str | None = None  # the memory this one replaced
+    reason: str | None = None
 
     @property
     def merged(self) -> bool:
@@ -187,11 +246,13 @@ class RebuildReport:
 class ForgetReport(Record):
     """What ``Pack.forget`` removed: the rows deleted from each table, the memories and
     knowledge chunks forgotten, and whether the older versions and files that still held
-    them were purged too (docs/forgetting.md)."""
+    them were purged too; ``purge_at``: a purge asked for within a minute of the Pack's
+    last one runs then (docs/forgetting.md)."""
 
     removed: dict[str, int]
     memory_ids: tuple[str, ...]
     purged: bool
+    purge_at: datetime | None = None
 
     @property
     def total(self) -> int:
@@ -211,10 +272,14 @@ class MemoryVersion(Record):
     """One version of a memory (``Pack.history``; mem0's ``history()`` is the model).
 
     ``event``: "remember" (created; ``changes`` hold its first values), "merge" (it
-    absorbed a near-duplicate, in ``absorbed``) or "revise". ``changes`` maps each field
-    that changed (intent, response, outcome, polarity, metadata, lesson, merge_count) to
-    its old and new value; embeddings are never shown. ``utility_reset``: the revision
-    moved the utility from ``utility_before`` back to the prior (docs/rewards.md).
+    absorbed a near-duplicate, in ``absorbed``), "revise", "superseded" (no longer true:
+    ``changes["superseded_by"]`` names what replaced it, ``reason`` why), "supersedes"
+    (it replaced ``changes["supersedes"]``) or "lesson" (a lesson was written: ``source``
+    is the writer, ``provenance`` the model, prompt version and episode). ``changes``
+    maps each field that changed (intent, response, outcome, polarity, metadata, lesson,
+    merge_count) to its old and new value; embeddings are never shown.
+    ``utility_reset``: the revision moved the utility from ``utility_before`` back to the
+    prior (docs/rewards.md).
     """
 
     memory_id: str
@@ -227,6 +292,8 @@ class MemoryVersion(Record):
     absorbed: dict[str, Any] | None = None  # a merge: the near-duplicate's text
     utility_reset: bool = False
     utility_before: float | None = None
+    reason: str | None = None  # superseded / supersedes: why
+    provenance: dict[str, Any] | None = None  # lesson: model, prompt_version, episode_id
 
 
 @dataclass(frozen=True)
@@ -237,3 +304,52 @@ class RevisionResult(Record):
     memory_id: str
     status: str
     version: MemoryVersion | None
+
+
+@dataclass(frozen=True)
+class LessonNote(Record):
+    """What became of one memory's lesson. ``status``: "written" (by the client's model,
+    named in ``model``), "template" (``distill`` without sampling: the template writer)
+    or "kept" (the lesson stays as it was; ``reason`` says why)."""
+
+    memory_id: str
+    status: str
+    writer: str | None = None
+    model: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class HeldMemory(Record):
+    """A memory on probation (admission control): stored, not recalled until a repeat or
+    a positive reward of ``episode_id`` confirms it."""
+
+    id: str
+    intent: str
+    response: str | None
+    outcome: str | None
+    polarity: str | None
+    scope: str | None
+    held_at: datetime
+    reason: str | None
+    episode_id: str | None
+
+
+@dataclass(frozen=True)
+class TuningReport(Record):
+    """One tuning run (``Pack.tune``, docs/tuning.md): what the Pack's episodes support,
+    the held-out comparison with the settings in force, and whether it was adopted."""
+
+    id: str
+    at: datetime
+    trigger: str  # "command", "schedule" or "auto"
+    dry_run: bool
+    adopted: bool
+    reason: str
+    changes: dict[str, Any]  # dotted setting -> fitted value ({}: nothing to propose)
+    in_force: dict[str, Any]  # the same settings as they were in force
+    evidence: dict[str, Any]  # episodes, questions, repeated rewards, flip rate, ...
+    comparison: dict[str, Any] | None  # per question of the fit: held-out in force, fitted, bound
+    proposals: dict[str, dict[str, float]]  # per question: each proposal's fit-half score
+    settings_before: int
+    settings_after: int

@@ -10,7 +10,8 @@ import os
 import socket
 import threading
 import uuid
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
@@ -23,7 +24,10 @@ from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.memories import MemoryWriter
+from packs.opening import store_settings
+from packs.probation import Probation
 from packs.reads import MemoryReader
+from packs.rebuilds import RebuildService
 from packs.recall.service import RecallService
 from packs.revisions import RevisionService
 from packs.rewards.idempotency import IdempotencyKeys
@@ -32,6 +36,7 @@ from packs.rewards.service import RewardService
 from packs.rewards.verdicts import VerdictService
 from packs.settings import ActiveSettings, PackSettings
 from packs.store.gateway import PackStore
+from packs.tuning.service import TuningService
 
 
 class PackServices(NamedTuple):
@@ -47,7 +52,15 @@ class PackServices(NamedTuple):
     revisions: RevisionService
     history: MemoryHistory
     tune: TuneSettings
+    rebuilds: RebuildService  # the reward log, utilities replayed from it
+    tuning: TuningService  # fits the Pack's settings to its episodes (docs/tuning.md)
     background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
+
+    def stop(self) -> None:
+        """Stop the handle's threads: the background flush, and a purge still queued
+        (its forgets stay pending for the next purge or maintain-pack)."""
+        self.background.stop()
+        self.forget.purges.stop()
 
 
 class TuneSettings:
@@ -76,24 +89,42 @@ def build_services(
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     learning = LearningState(store, embedding.dim, s.context, writer)
     episodes = EpisodeLog(store, buffer, learning)
-    forgets = ForgetWatch(store, buffer, learning, episodes)  # other handles' forgets
+    forgets = ForgetWatch(store, buffer, learning, episodes, lock)  # other handles' forgets
     keys = IdempotencyKeys(store, buffer)
     flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim, forgets)
     ledger = RewardLedger(buffer, learning, episodes, keys, writer)
-    rewards = RewardService(store, settings, episodes, keys, ledger, learning, flusher, lock)
+    rewards = RewardService(
+        store,
+        settings,
+        episodes,
+        keys,
+        ledger,
+        learning,
+        flusher,
+        lock,
+        confirm_held=Probation(store).confirm_episode,
+    )
     tune = TuneSettings(buffer, learning)
     tune(s)
+
+    def configure(changes: Mapping[str, Any]) -> PackSettings:
+        return store_settings(store, settings, changes, tune)
+
+    tuning = TuningService(store, settings, embedding.dim, configure, writer, lock, flusher)
+    rewards.after_reward = tuning.rewarded  # an automatic tune when one is due
     history = MemoryHistory(store)
     background = BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds)
     flusher.wake = background.wake  # a due flush leaves the caller's path
+    recall = RecallService(store, settings, embedder, learning, episodes, flusher, lock, forgets)
+    flusher.cache = recall  # held while a flush writes, caught up after it off the path
     return PackServices(
         embedder=embedder,
         flusher=flusher,
         learning=learning,
         writer=MemoryWriter(store, settings, embedder, lock),
         reader=MemoryReader(store, learning),
-        recall=RecallService(store, settings, embedder, learning, episodes, flusher, lock, forgets),
-        forget=ForgetService(store, flusher, forgets, lock),
+        recall=recall,
+        forget=ForgetService(store, settings, flusher, forgets, lock),
         rewards=rewards,
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock
@@ -103,5 +134,7 @@ def build_services(
         ),
         history=history,
         tune=tune,
+        rebuilds=RebuildService(store, flusher, learning),
+        tuning=tuning,
         background=background,
     )

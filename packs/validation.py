@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import reprlib
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from packs.errors import (
@@ -24,6 +27,35 @@ MAX_METADATA_KEY_CHARS = 256
 MAX_METADATA_VALUE_CHARS = 8_192
 # Items one recall returns, at every door (hand-set: a prompt holds a few; 100 is plenty).
 MAX_K = 100
+# The integers a Pack stores: Arrow's int64, the widest integer column LanceDB has. Python
+# itself can't print an int of more than 4,300 digits (sys.int_info), which is how a
+# 5,000-digit metadata value used to fail, as a bare ValueError.
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+# Nesting of a JSON value a door parses (hand-set: metadata and filters are flat; a list
+# of values is depth 2). Python's parser raises RecursionError near 1,000 levels.
+MAX_JSON_DEPTH = 32
+
+
+class _Shown(reprlib.Repr):
+    """A repr bounded in depth (3 levels) and length (80 characters a string)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 3, 80, 80
+
+    def repr_int(self, x: int, level: int) -> str:
+        if not MIN_INT <= x <= MAX_INT:  # repr() itself fails past 4,300 digits
+            return f"<an integer of {x.bit_length():,} bits>"
+        return repr(x)
+
+
+_SHOWN = _Shown()
+
+
+def shown(value: object) -> str:
+    """``value`` for an error message: a bounded repr, safe for any nesting or size (a
+    plain ``repr`` of a 50,000-deep list raises RecursionError, of a huge int ValueError)."""
+    return _SHOWN.repr(value)
 
 
 def check_pack_name(name: object) -> str:
@@ -85,6 +117,103 @@ def check_text(value: object, field: str, max_chars: int) -> str:
     return text
 
 
+def check_int(value: int, field: str) -> int:
+    """``value`` if it fits a stored integer (int64), else :class:`InvalidInput`."""
+    if not MIN_INT <= value <= MAX_INT:
+        raise InvalidInput(
+            f"{field} is an integer of {value.bit_length()} bits; a Pack stores integers of "
+            "at most 64 bits (signed). Store a larger number as text."
+        )
+    return value
+
+
+def parse_json(text: str, field: str) -> Any:
+    """``text`` parsed as JSON, or :class:`InvalidInput` naming ``field``: for invalid
+    JSON, and for what Python can't take (an integer beyond int64, nesting deeper than
+    :data:`MAX_JSON_DEPTH`, NaN or Infinity, a lone surrogate escape). The one parser of
+    the doors' JSON options (``--metadata``, ``--where``)."""
+    try:
+        value = json.loads(text, parse_int=_bounded_int(field), parse_constant=_no_constant)
+    except RecursionError:
+        raise InvalidInput(
+            f"{field} is nested too deeply to read; pass a flat JSON object."
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{field} is not valid JSON ({exc.msg}).") from None
+    check_json_value(value, field)
+    return value
+
+
+def _bounded_int(field: str) -> Any:
+    def parse(digits: str) -> int:
+        if len(digits.lstrip("-")) > 20:  # int64 has 19 digits: never a 4,301-digit parse
+            raise InvalidInput(
+                f"{field} holds an integer of {len(digits):,} digits; a Pack stores "
+                "integers of at most 64 bits."
+            )
+        return check_int(int(digits), field)
+
+    return parse
+
+
+def _no_constant(name: str) -> float:
+    raise InvalidInput(f"JSON has no {name}; pass a finite number.")
+
+
+def check_json_value(value: object, field: str, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """``value`` (dicts, lists, str, int, float, bool, None) if it nests at most
+    ``max_depth`` levels, its integers fit int64, its floats are finite and its strings
+    valid Unicode; walked without recursion, so no depth can crash the check itself."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > max_depth:
+            raise InvalidInput(f"{field} nests deeper than {max_depth} levels; pass flat values.")
+        if isinstance(item, dict):
+            stack.extend((k, depth + 1) for k in item)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            check_int(item, field)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise InvalidInput(f"{field} holds {item!r}; pass finite numbers.")
+        elif isinstance(item, str):
+            check_unicode(item, field)
+        else:
+            raise InvalidInput(f"{field} holds a {type(item).__name__}; pass JSON values.")
+    return value
+
+
+def utc_instant(value: datetime, field: str) -> datetime:
+    """An aware ``value`` as one instant in UTC, reading its offset once: a tzinfo whose
+    offset changes between calls, one that raises, or a date that leaves Python's range
+    in UTC (year 9999 west of Greenwich) is :class:`InvalidInput`, never another error."""
+    try:
+        offset = value.utcoffset()  # a tzinfo is caller code: any error is the caller's
+    except Exception as exc:  # noqa: BLE001 - turned into the caller's InvalidInput
+        raise InvalidInput(f"{field}'s time zone failed: {shown(exc)}.") from None
+    if offset is None:
+        raise InvalidInput(
+            f"{field} {value.replace(tzinfo=None).isoformat()} has no time zone; pass an "
+            "aware datetime (e.g. with tzinfo=UTC) so it means one instant."
+        )
+    try:
+        return (value.replace(tzinfo=None) - offset).replace(tzinfo=UTC)
+    except OverflowError:
+        raise InvalidInput(
+            f"{field} {value.replace(tzinfo=None).isoformat()} at UTC{_hours(offset)} is "
+            "outside the years 1-9999 in UTC."
+        ) from None
+
+
+def _hours(offset: timedelta) -> str:
+    return f"{offset.total_seconds() / 3600:+g}h"
+
+
 def check_unit_interval(value: object, field: str, low: float = -1.0, high: float = 1.0) -> float:
     """Return ``value`` as a float if it is finite and within ``[low, high]``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -92,7 +221,7 @@ def check_unit_interval(value: object, field: str, low: float = -1.0, high: floa
     number = float(value)
     if not math.isfinite(number) or not low <= number <= high:
         raise InvalidReward(
-            f"{field} must be a finite number in [{low:g}, {high:g}], got {value!r}."
+            f"{field} must be a finite number in [{low:g}, {high:g}], got {shown(value)}."
         )
     return number
 
@@ -102,7 +231,7 @@ def check_k(k: object) -> int | None:
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}.")
+        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {shown(k)}.")
     return k
 
 
@@ -110,7 +239,7 @@ def check_episode_id(episode_id: object) -> str:
     """The non-empty id a recall returned (surrounding blanks dropped)."""
     if not isinstance(episode_id, str) or not episode_id.strip():
         raise InvalidInput(
-            f"episode_id must be the non-empty id that recall returned, got {episode_id!r}."
+            f"episode_id must be the non-empty id that recall returned, got {shown(episode_id)}."
         )
     return episode_id.strip()
 
@@ -121,9 +250,13 @@ def check_memory_ids(memory_ids: object) -> list[str] | None:
     if memory_ids is None:
         return None
     if isinstance(memory_ids, str | bytes) or not isinstance(memory_ids, list | tuple):
-        raise InvalidInput(f"memory_ids must be a list of memory id strings, got {memory_ids!r}.")
+        raise InvalidInput(
+            f"memory_ids must be a list of memory id strings, got {shown(memory_ids)}."
+        )
     if not all(isinstance(m, str) and m for m in memory_ids):
-        raise InvalidInput(f"memory_ids must be a list of memory id strings, got {memory_ids!r}.")
+        raise InvalidInput(
+            f"memory_ids must be a list of memory id strings, got {shown(memory_ids)}."
+        )
     if not memory_ids:
         raise InvalidInput("memory_ids is empty; leave it out to reward the whole episode.")
     return list(dict.fromkeys(memory_ids))
@@ -134,7 +267,7 @@ def check_seconds(value: object, field: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(f"{field} must be a number of seconds or None, got {value!r}.")
+        raise InvalidInput(f"{field} must be a number of seconds or None, got {shown(value)}.")
     number = float(value)
     if not math.isfinite(number) or number < 0:
         raise InvalidInput(f"{field} must be finite and >= 0 seconds, got {number!r}.")
@@ -157,7 +290,7 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         )
     for key, val in metadata.items():
         if not isinstance(key, str) or not key or "\x00" in key:
-            raise InvalidInput(f"metadata key {key!r} must be a non-empty str without NUL.")
+            raise InvalidInput(f"metadata key {shown(key)} must be a non-empty str without NUL.")
         check_unicode(key, f"metadata key {key!r}")
         if len(key) > MAX_METADATA_KEY_CHARS:
             raise MetadataTooLarge(
@@ -174,6 +307,8 @@ def check_metadata(metadata: object) -> dict[str, Any]:
                 f"metadata[{key!r}] must be str, int, float, bool or None, "
                 f"got {type(val).__name__}."
             )
+        if isinstance(val, int) and not isinstance(val, bool):
+            check_int(val, f"metadata[{key[:40]!r}]")
         if isinstance(val, float) and not math.isfinite(val):
             raise InvalidInput(f"metadata[{key!r}] must be finite, got {val!r}.")
         if isinstance(val, str) and "\x00" in val:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up and run every check: creates .venv with the test extras, installs the Debian
-# tools the tests use (when missing), then runs ruff, mypy and the whole pytest suite.
+# tools the tests use (when missing), then runs ruff, mypy and the whole pytest suite
+# (which builds the wheel and runs it from a venv outside the clone: tests/packaging),
+# then the TypeScript client's tests against a live `wolfie api` (clients/typescript).
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k recall`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,3 +30,4 @@ export HF_HUB_OFFLINE=1 PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=180
 .venv/bin/ruff format --check .
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"
+bash clients/typescript/run-tests.sh

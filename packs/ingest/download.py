@@ -88,15 +88,31 @@ def fetch(
             path, title = download_checked(
                 source.location, dest, policy, socket_timeout_s, on_progress
             )
-    else:
-        path = Path(source.location) if policy is None else policy.check_path(source.location)
+    elif policy is None:
+        path = Path(source.location)
         title = path.stem
+    else:  # an agent's file: copied from the one checked descriptor (policy.open_file)
+        path, title = _copy_checked(source, work_dir, policy)
     size = path.stat().st_size
     if policy is not None:
         policy.check_size(size, source.display, "media")
     if size == 0:
         raise EmptyMedia(f"{source.display!r} is an empty file (0 bytes); nothing to ingest.")
-    return FetchedFile(path, source, title, media_id_of(path), size, source.is_url)
+    return FetchedFile(path, source, title, media_id_of(path), size, path != Path(source.location))
+
+
+def _copy_checked(source: MediaSource, work_dir: Path, policy: IngestPolicy) -> tuple[Path, str]:
+    """An agent's media file, read from the descriptor :meth:`IngestPolicy.open_file`
+    checked, copied into the run's work folder: what is transcribed later is what was
+    checked, whatever the path points to by then."""
+    dest = work_dir / f"file-{source.key[:16]}"
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True, exist_ok=True)
+    with policy.open_file(source.location, "media") as (handle, resolved):
+        copy = dest / resolved.name
+        with copy.open("wb") as out:
+            shutil.copyfileobj(handle, out, _HASH_BLOCK)
+    return copy, resolved.stem
 
 
 def download_url(

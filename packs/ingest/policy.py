@@ -1,10 +1,13 @@
 """What an agent may ingest: the folders and URL prefixes an operator allowed, and how
-large a source may be. Pure checks, no I/O beyond resolving paths.
+large a source may be. Checks, and the one way a run opens an agent's file.
 
 ``wolfie mcp --ingest-root DIR --ingest-url-prefix URL`` builds an :class:`IngestPolicy`;
 the server checks every source an agent names before a run starts, and the run checks
-again, file by file and hop by hop, right before it reads (a symlink swapped in between
-is caught). The CLI, run by a person, ingests without a policy.
+again, file by file and hop by hop, as it reads. A file is read only through
+:meth:`IngestPolicy.open_file`: it opens the resolved path once, component by component
+from the allowed root, each with ``O_NOFOLLOW``, and checks the open descriptor (a
+regular file, within the size limit), so a symlink swapped in after the check is refused
+instead of followed (issue 31). The CLI, run by a person, ingests without a policy.
 
 - **Paths** are resolved (``~``, ``..``, symlinks) before the check and must lie under an
   allowed root. A hidden file or folder (a name starting with ``.``, as ``.ssh`` or
@@ -27,9 +30,11 @@ import contextlib
 import ipaddress
 import os
 import posixpath
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from packs.errors import InvalidInput, SourceNotAllowed, SourceTooLarge
@@ -119,7 +124,10 @@ class IngestPolicy:
 
     def check_path(self, text: str) -> Path:
         """The resolved path if it lies under an allowed root and is not hidden there."""
-        path = Path(os.path.realpath(Path(text).expanduser()))
+        try:
+            path = Path(os.path.realpath(Path(text).expanduser()))
+        except OSError as exc:  # a link swapped while it was resolved (EINVAL, ELOOP)
+            raise SourceNotAllowed(f"{text!r} can't be resolved ({exc.strerror}).") from None
         for root in map(Path, self.roots):
             if path == root or root in path.parents:
                 if any(part.startswith(".") for part in path.relative_to(root).parts):
@@ -132,6 +140,27 @@ class IngestPolicy:
             f"{text!r} is not under a folder this server may ingest from "
             f"({', '.join(self.roots) or 'none'})."
         )
+
+    @contextlib.contextmanager
+    def open_file(self, text: str, kind: str) -> Iterator[tuple[BinaryIO, Path]]:
+        """The allowed file ``text`` open for reading, and its resolved path: opened once,
+        each component from its allowed root with ``O_NOFOLLOW`` (a symlink anywhere is
+        refused, not followed), then the descriptor itself checked: a regular file within
+        the ``kind`` ("document" or "media") size limit."""
+        path = self.check_path(text)
+        root = next(Path(r) for r in self.roots if path == Path(r) or Path(r) in path.parents)
+        fd = _open_beneath(root, path.relative_to(root).parts, text)
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode):
+                raise SourceNotAllowed(f"{text!r} is not a regular file; only files are ingested.")
+            self.check_size(found.st_size, text, kind)
+            handle = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with handle:
+            yield handle, path
 
     def walks_into(self, path: Path) -> bool:
         """Whether a folder walk under an allowed root takes ``path`` (no hidden part)."""
@@ -176,6 +205,31 @@ class IngestPolicy:
                 f"{name!r} is {size:,} bytes, above this server's {kind} limit of {limit:,} "
                 "bytes; the operator can ingest it with `wolfie ingest`."
             )
+
+
+def _open_beneath(root: Path, parts: Sequence[str], text: str) -> int:
+    """A descriptor of ``root / parts``, every component opened relative to the one
+    before with ``O_NOFOLLOW``; a component that is a symlink now (swapped in after the
+    path was resolved) is :class:`SourceNotAllowed`."""
+    nofollow = os.O_NOFOLLOW | os.O_CLOEXEC
+    current = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            flags = nofollow | os.O_RDONLY | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+            try:
+                opened = os.open(part, flags, dir_fd=current)
+            except OSError as exc:  # ELOOP/ENOTDIR: a symlink now; ENOENT: gone
+                raise SourceNotAllowed(
+                    f"{text!r} changed while it was opened (a link or a missing part: "
+                    f"{exc.strerror}); it is not read."
+                ) from None
+            os.close(current)
+            current = opened
+    except BaseException:
+        os.close(current)
+        raise
+    return current
 
 
 def parse_prefix(prefix: str) -> UrlPrefix:

@@ -91,4 +91,7 @@ def check_path(text: str) -> Path:
             f"{str(path)!r} is a folder; pass the media files in it one by one "
             "(documents go through the documents flow)."
         )
-    return path.resolve()
+    try:
+        return path.resolve()
+    except OSError as exc:  # a link swapped while it was resolved (EINVAL, ELOOP)
+        raise SourceNotFound(f"{str(path)!r} can't be resolved ({exc.strerror}).") from None

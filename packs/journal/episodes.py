@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from packs.errors import UnknownEpisode
+from packs.errors import InvalidInput, UnknownEpisode
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
+from packs.store.scopes import episode_scope
 
 EPISODE_CACHE = 10_000  # recent episodes kept in memory for reward lookups
 
@@ -31,8 +32,9 @@ class EpisodeLog:
         self._store = store
         self._buffer = buffer
         self._learning = learning
-        # episode id -> (injected ids, query vector), for rewards and contextual utility
-        self._recent: OrderedDict[str, tuple[list[str], np.ndarray]] = OrderedDict()
+        # episode id -> (injected ids, query vector, the scope it was recalled in), for
+        # rewards (and their scope check) and contextual utility
+        self._recent: OrderedDict[str, tuple[list[str], np.ndarray, str | None]] = OrderedDict()
         self._ranked_utility: dict[str, dict[str, float]] = {}  # of the recent episodes
 
     def log(
@@ -69,12 +71,14 @@ class EpisodeLog:
             [{**row, "episode_id": episode_id, "created_at": now} for row in log_rows],
         )
         self._learning.use(injected, now)
-        self._remember(episode_id, injected, vector)
+        self._remember(episode_id, injected, vector, episode_scope(clause))
         self._ranked_utility[episode_id] = _ranked(log_rows)
         return episode_id
 
-    def _remember(self, episode_id: str, injected: list[str], query: np.ndarray) -> None:
-        self._recent[episode_id] = (injected, np.asarray(query, dtype=np.float32))
+    def _remember(
+        self, episode_id: str, injected: list[str], query: np.ndarray, scope: str | None
+    ) -> None:
+        self._recent[episode_id] = (injected, np.asarray(query, dtype=np.float32), scope)
         while len(self._recent) > EPISODE_CACHE:
             evicted, _ = self._recent.popitem(last=False)
             self._ranked_utility.pop(evicted, None)
@@ -98,17 +102,34 @@ class EpisodeLog:
             rows = self._store.scan(schemas.RETRIEVAL_LOG, columns, where).to_pylist()
         return _ranked(rows)
 
-    def _cached(self, episode_id: str) -> tuple[list[str], np.ndarray]:
+    def _cached(self, episode_id: str) -> tuple[list[str], np.ndarray, str | None]:
         if episode_id not in self._recent:
-            row = self.episode(episode_id, ["injected_ids", "query_embedding"])
-            self._remember(
-                episode_id, list(row["injected_ids"] or []), np.asarray(row["query_embedding"])
-            )
+            row = self.episode(episode_id, ["injected_ids", "query_embedding", "filter_json"])
+            injected = list(row["injected_ids"] or [])
+            vector = np.asarray(row["query_embedding"])
+            self._remember(episode_id, injected, vector, episode_scope(row["filter_json"]))
         return self._recent[episode_id]
 
     def injected_ids(self, episode_id: str) -> list[str]:
         """The memories an episode injected; :class:`UnknownEpisode` if never logged."""
         return self._cached(episode_id)[0]
+
+    def check_scope(self, episode_id: str, scope: str | None) -> None:
+        """A caller in ``scope`` reaches only the episodes recalled in that scope (from
+        the episode's stored filter, :func:`~packs.store.scopes.episode_scope`); another
+        scope's, or a shared recall's, is unknown to it, as recall would not show it.
+        ``None``: the operator's call, unchecked. :class:`UnknownEpisode` if never
+        logged."""
+        if scope is None:
+            self._cached(episode_id)
+            return
+        if not isinstance(scope, str):
+            raise InvalidInput(f"scope must be a str or None, got {type(scope).__name__}.")
+        if self._cached(episode_id)[2] != scope:
+            raise UnknownEpisode(
+                f"Pack {self._store.location.name!r} has no episode {episode_id!r} recalled "
+                f"in scope {scope!r}; reward the episodes this scope's recalls returned."
+            )
 
     def query_vector(self, episode_id: str) -> np.ndarray:
         """The episode's query embedding (float32)."""
@@ -138,8 +159,8 @@ class EpisodeLog:
             "success": success,
             "resolved_at": datetime.now(UTC),
         }
-        for row in self._buffer.pending_rows(schemas.EPISODES):
-            if row["id"] == episode_id:  # not written yet: complete the row itself
+        for row in self._buffer.unsent_rows(schemas.EPISODES):
+            if row["id"] == episode_id:  # no flush took it yet: complete the row itself
                 row.update(update)
                 return
         self._buffer.add_rows(schemas.EPISODE_OUTCOMES, [update])

@@ -13,15 +13,15 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from packs.errors import PackNotFound, TransientError, UnwritableRows, WolfieError
 from packs.journal.forgotten import ForgetWatch
-from packs.journal.write_buffer import RefusedRow, WriteBuffer
-from packs.learning.state import LearningState
+from packs.journal.write_buffer import RefusedRow, WriteBuffer, to_tables
+from packs.learning.state import LearningState, Pending
 from packs.settings import ActiveSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
@@ -64,6 +64,16 @@ def _reject(name: str, row: dict[str, Any], reason: BaseException, rejected: lis
     rejected.append(f"{name}:{key}")
 
 
+class CacheRefresh(Protocol):
+    """The recall cache as a flush sees it (:class:`packs.recall.service.RecallService`)."""
+
+    def hold(self) -> None: ...
+
+    def prepare(self) -> object: ...
+
+    def ready(self, prepared: object) -> None: ...
+
+
 class Flusher:
     """Writes one handle's buffer to its Pack, under the handle's ``lock``."""
 
@@ -90,6 +100,11 @@ class Flusher:
         # The background flusher's wake-up (packs/journal/background_flush.py): a due
         # flush is handed to it, off the caller's path, while the buffer stays bounded.
         self.wake: Callable[[float], bool] | None = None
+        # Held by the flush writing (without the handle's lock): one at a time.
+        self._writing = threading.Lock()
+        # The recall cache, held while a flush writes and brought up to date after it,
+        # off the query path (RecallService; packs/recall/cache_sync.py).
+        self.cache: CacheRefresh | None = None
         self._soon = False  # flush_soon asked the background thread for a flush
 
     def idle(self) -> bool:
@@ -116,38 +131,77 @@ class Flusher:
 
         The reward log is written before the utilities it explains, so a crash between
         the two leaves utilities that ``rebuild_utilities`` restores from the log.
-        Whatever a failed write had not stored stays buffered for the next flush.
+        Whatever a failed write had not stored stays taken, for the next flush to write
+        first. The commits run without the handle's lock, so a recall never waits for
+        them (docs/recall.md): the rows and steps taken stay visible until they land.
         """
         with self._lock:
             if self.idle():
                 return
             if self._store.deleted():
                 self._drop_for_deleted_pack()
-            self._forgets.poll()
-            refused: list[RefusedRow] = []
-            tables = self._buffer.drain(self._schemas, refused)
-            learned = self._learning.drain()
-            rejected: list[str] = []
+        self._forgets.poll(fresh=True)  # no row of a forget made before now is written
+        taken = self._take()
+        if taken is None:
+            return
+        rows, learned = taken
+        try:
+            self._write(rows, learned)
+        finally:
+            self._writing.release()
+
+    def _take(self) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Pending]] | None:
+        """Hold the writing lock and take what is buffered, under the handle's lock; None
+        when nothing is. Waits for a flush that is writing without holding the handle's
+        lock (deadlock-free: a flush writing never waits for it)."""
+        while True:
+            with self._lock:
+                if self.idle():
+                    return None
+                if self._writing.acquire(blocking=False):
+                    if self.cache is not None:
+                        self.cache.hold()
+                    return self._buffer.drain(), self._learning.drain()
+            with self._writing:  # another flush is writing: wait for it, then look again
+                pass
+
+    def _write(self, taken: dict[str, list[dict[str, Any]]], learned: dict[str, Pending]) -> None:
+        refused: list[RefusedRow] = []
+        rejected: list[str] = []
+        try:
+            tables = to_tables(taken, self._schemas, refused)
             for name, row, reason in refused:  # rows no table could hold: never retried
                 _reject(name, row, reason, rejected)
-            try:
-                before = self._store.committed_version(schemas.REWARD_EVENTS)
-                self._write_logs(tables, rejected)
-                if learned:  # the log first: the learned state it explains after it
-                    logged = self._store.committed_version(schemas.REWARD_EVENTS) != before
-                    self._learning.write(learned, self._count_commit, logged=logged)
-                    learned = {}
-            except BaseException:
-                self._buffer.restore(tables)
-                self._learning.restore(learned)
-                raise
-            self._compact_due_tables()
-            if rejected:
-                raise UnwritableRows(
-                    f"Pack {self._store.location.name!r} refused {len(rejected)} buffered "
-                    f"row(s), which were dropped (the rest were written): {rejected[:10]}. "
-                    "Each is logged at ERROR with the reason."
-                )
+            before = self._store.committed_version(schemas.REWARD_EVENTS)
+            self._write_logs(tables, rejected)
+            if learned:  # the log first: the learned state it explains after it
+                logged = self._store.committed_version(schemas.REWARD_EVENTS) != before
+                self._learning.write(learned, self._count_commit, logged=logged)
+        except BaseException:
+            self._buffer.failed()
+            if self.cache is not None:
+                self.cache.ready(None)  # searches catch up as before
+            raise
+        try:
+            self._compact_due_tables()  # first: its renumbered rows reach the cache too
+        finally:
+            self._land()
+        if rejected:
+            raise UnwritableRows(
+                f"Pack {self._store.location.name!r} refused {len(rejected)} buffered "
+                f"row(s), which were dropped (the rest were written): {rejected[:10]}. "
+                "Each is logged at ERROR with the reason."
+            )
+
+    def _land(self) -> None:
+        """What the flush wrote is read for the recall cache (without the handle's lock:
+        a flush writing never waits for it, so any caller holding it may wait for the
+        flush), handed over for the next recall to bring in before it ranks, and then
+        the steps it took stop being applied on top (a recall in between finds the row
+        already holding them: ``LearningState``'s landing guard)."""
+        if self.cache is not None:
+            self.cache.ready(self.cache.prepare())
+        self._learning.landed()
 
     def flush_soon(self) -> None:
         """Flush on the background thread within :data:`SOON_S` when one runs (the calls
@@ -159,9 +213,9 @@ class Flusher:
 
     def maybe_flush(self, *, here: bool = False, due: bool | None = None) -> None:
         """Flush if due: on the background thread when one runs (unless ``here``) and
-        fewer than twice ``flush_rows`` rows wait, else now. On the hot path a transient
-        storage fault does not raise: the rows stay buffered and the next due flush,
-        ``flush()`` or ``close()`` retries.
+        fewer than twice ``flush_rows`` rows wait or a flush is writing already, else
+        now. On the hot path a transient storage fault does not raise: the rows stay
+        buffered and the next due flush, ``flush()`` or ``close()`` retries.
 
         In durable mode (``log_flush_rows=1``) every fault raises, so a call never
         returns as if stored when its commit failed; its rows stay buffered, and the
@@ -173,7 +227,8 @@ class Flusher:
             self.flush()
             return
         pending = self._buffer.row_count(self._learning.pending_count())
-        if not here and self.wake and pending < 2 * self._buffer.flush_rows and self.wake(0.0):
+        soon = pending < 2 * self._buffer.flush_rows or self._writing.locked()
+        if not here and self.wake and soon and self.wake(0.0):
             return
         if time.monotonic() < self._retry_after:
             return
@@ -191,18 +246,23 @@ class Flusher:
             self._failures, self._retry_after = 0, 0.0
 
     def flush_if_due(self) -> None:
-        """The background flusher's call: what a call would have flushed had one come."""
+        """The background flusher's call: what a call would have flushed had one come.
+        It flushes without the handle's lock: recalls go on meanwhile."""
         with self._lock:
             soon, self._soon = self._soon, False
-            if soon or self._due():
-                self.maybe_flush(here=True, due=True)
+            due = soon or self._due()
+        if due:
+            self.maybe_flush(here=True, due=True)
 
     def _drop_for_deleted_pack(self) -> None:
         """The Pack's folder was deleted under this handle: writing would recreate half
         a Pack (log tables with no ``pack_meta``), so the buffered rows are dropped."""
         count = self._buffer.row_count(self._learning.pending_count())
-        self._buffer.drain(self._schemas)
-        self._learning.drain()
+        with self._writing:
+            self._buffer.drain()
+            self._learning.drain()
+            self._buffer.landed_all()
+            self._learning.landed()
         location = self._store.location
         log.error(
             "Pack %r at %r was deleted while open; dropping %d buffered rows instead of "
@@ -225,6 +285,7 @@ class Flusher:
             if name in tables:
                 self._write_isolating(name, tables, rejected)
                 self._buffer.retried.discard(name)
+                self._buffer.landed(name)
                 del tables[name]
 
     def _write_isolating(self, name: str, tables: dict[str, pa.Table], rejected: list[str]) -> None:
@@ -245,7 +306,7 @@ class Flusher:
             except BaseException as exc:
                 if isinstance(exc, WolfieError | OSError) or not _refused_data(exc):
                     # a storage fault, transient or not: keep every unwritten row
-                    tables[name] = pa.concat_tables(pending)
+                    self._buffer.unwritten(name, pa.concat_tables(pending).to_pylist())
                     raise
                 self._buffer.retried.add(name)  # from here on, write each row once by key
                 if part.num_rows > 1:

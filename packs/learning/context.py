@@ -57,10 +57,6 @@ class ContextRule(Protocol):
     @property
     def link_margin(self) -> float: ...
     @property
-    def link_min_gap(self) -> float: ...
-    @property
-    def nearest_evidence_cos(self) -> float: ...
-    @property
     def link_min_weight(self) -> float: ...
     @property
     def key_distinct_cos(self) -> float: ...
@@ -154,27 +150,43 @@ class ContextIndex:
         self._helped.update(memory_ids)
 
     def add(
-        self, memory_id: str, query: NDArray[np.floating], reward: float,
-        weight: float = 1.0, *, intrinsic: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        memory_id: str,
+        query: NDArray[np.floating],
+        reward: float,
+        weight: float = 1.0,
+        *,
+        intrinsic: bool = False,
+    ) -> None:
         """Append one rewarded query to ``memory_id``'s history (the newest last).
 
         An intrinsic reward never marks a memory as helped: it is scored against the
         past and can't vouch for the memory on its own (MISSION.md).
         """
-        if reward > 0 and not intrinsic:
+        self.extend(memory_id, query, np.array([reward]), np.array([weight]), np.array([intrinsic]))
+
+    def extend(
+        self,
+        memory_id: str,
+        queries: NDArray[np.floating],
+        rewards: NDArray[np.floating],
+        weights: NDArray[np.floating],
+        intrinsic: NDArray[np.bool_],
+    ) -> None:
+        """Append several rewarded queries at once, oldest first: the same state as one
+        :meth:`add` each (a replay loads a memory's whole history this way)."""
+        r = np.asarray(rewards, dtype=np.float64)
+        if np.any((r > 0) & ~np.asarray(intrinsic, dtype=bool)):
             self._helped.add(memory_id)
+        vectors = np.asarray(queries, dtype=np.float16).reshape(-1, self.dim)
+        w = np.asarray(weights, dtype=np.float64)
         item = self._items.get(memory_id)
-        vector = np.asarray(query, dtype=np.float16).reshape(1, self.dim)
-        if item is None:
-            item = _History(vector, np.array([reward]), np.array([weight]))
-        else:
-            item = _History(
-                np.vstack([item.queries, vector])[-self.rule.history :],
-                np.append(item.rewards, reward)[-self.rule.history :],
-                np.append(item.weights, weight)[-self.rule.history :],
-            )
+        if item is not None:
+            vectors = np.vstack([item.queries, vectors])
+            r, w = np.concatenate([item.rewards, r]), np.concatenate([item.weights, w])
         rule = self.rule
+        keep = rule.history
+        item = _History(vectors[-keep:], r[-keep:], w[-keep:])
         item.broad = distinct_queries(item.queries, rule.distinct_cos) >= rule.hub_distinct_queries
         if item.broad:
             self._hubs.add(memory_id)
@@ -182,7 +194,7 @@ class ContextIndex:
             self._hubs.discard(memory_id)
         self._items[memory_id] = item
         self._items.move_to_end(memory_id)
-        self._added += 1
+        self._added += len(np.atleast_1d(rewards))
         self._unlinked.add(memory_id)
         while len(self._items) > self.max_memories:
             evicted, _ = self._items.popitem(last=False)
@@ -227,25 +239,7 @@ class ContextIndex:
             keys = supporting_queries(item.queries, item.rewards, item.weights, rule)
             self._links.put(memory_id, *keys)
         self._unlinked.clear()
-        # A link proposes; the memory's nearest evidence disposes. A memory that failed
-        # for queries like this one (cos >= theta, the kernel's own "like"), nearer than
-        # anything else it was rewarded for, is not brought in by a key it earned further
-        # away: "topic 5" where it failed, not "topic 3" where it helped.
-        links = self._links.nearest(
-            query, rule.link_margin, 2 * rule.links, rule.link_min_gap, rule.key_distinct_cos
-        )
-        kept = [m for m in links if self._nearest_evidence(m, query) > 0.0]
-        return {m: links[m] for m in kept[: rule.links]}
-
-    def _nearest_evidence(self, memory_id: str, query: NDArray[np.floating]) -> float:
-        """The weighted reward sum of the memory's past queries nearest ``query`` (within
-        ``rule.nearest_evidence_cos`` of the nearest); +inf when none is within theta."""
-        item = self._items[memory_id]
-        cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
-        if float(cosines.max()) < self.rule.theta:
-            return float("inf")
-        near = cosines >= float(cosines.max()) - self.rule.nearest_evidence_cos
-        return float((item.rewards * item.weights)[near].sum())
+        return self._links.nearest(query, rule.link_margin, rule.links)
 
     def utility(self, memory_id: str, query: NDArray[np.floating], global_q: float) -> float:
         """``U(m | q)`` (the module docstring)."""

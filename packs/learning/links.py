@@ -115,21 +115,13 @@ class LinkKeys:
     def clear(self) -> None:
         self.__init__(self.dim)  # type: ignore[misc]
 
-    def nearest(
-        self, query: NDArray[np.floating], margin: float, limit: int,
-        gap: float | None = None, distinct_cos: float = 1.0,
-    ) -> dict[str, float]:  # fmt: skip
-        # ``distinct_cos``: settings.context.key_distinct_cos, used with ``gap`` only
+    def nearest(self, query: NDArray[np.floating], margin: float, limit: int) -> dict[str, float]:
         """Up to ``limit`` memories by their best key similarity, best first; among equal
         keys (one past question vouches for every memory an episode reward credited) the
         better supported first, so the memory that kept helping wins the tie.
 
-        A memory counts only if its key stands out: its cosine beats every key of a
-        *different* past question (one further than ``distinct_cos`` from it) by at
-        least ``gap``. Sibling questions of one template ("topic 3", "topic 5") sit at
-        equal cosines to a new sibling, so none of them stands out and none links; a
-        paraphrase's original stands well clear of the other past questions. Without
-        ``gap`` every memory counts.
+        How far a key may reach is the Pack's to fit (``context.theta``, ``context.links``:
+        ``packs/tuning/``); siblings of one template no longer need a rule of their own.
         """
         if limit <= 0 or not self._rows:
             return {}
@@ -140,15 +132,11 @@ class LinkKeys:
         top = np.argpartition(-scores, shortlist - 1)[:shortlist]
         top = top[np.lexsort((-self._support[top], -scores[top]))]
         top = top[np.isfinite(scores[top])]
-        same = (self._vectors[top] @ self._vectors[top].T) >= distinct_cos
         out: dict[str, float] = {}
-        for i, row in enumerate(top):
+        for row in top.tolist():
+            out.setdefault(self._names[self._owner[row]], float(scores[row]) - margin)
             if len(out) == limit:
                 break
-            others = scores[top][~same[i]]
-            runner_up = float(others.max()) if len(others) else -np.inf
-            if gap is None or float(scores[row]) - runner_up >= gap:
-                out.setdefault(self._names[self._owner[row]], float(scores[row]) - margin)
         return out
 
     def _reserve(self, rows: int) -> None:

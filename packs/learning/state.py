@@ -16,6 +16,7 @@ Recall reads through :meth:`LearningState.view`, the reward ledger records throu
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ STORED_CACHE = 200_000  # stored learned states remembered per handle (a few MB)
 # Rewards recorded before the contextual index loads, kept to join it (hand-set: a
 # handle that only rewards, in global mode, keeps at most this many, about 15 MB).
 UNFED_BOUND = 10_000
+_UNKNOWN = 2**63  # the reward count a flush writes, before its fold has counted it
 
 
 def learned_of(row: Any) -> LearnedState:
@@ -91,6 +93,13 @@ class LearningState:
         self._store = store
         self._stored: dict[str, LearnedState] = {}
         self._pending: dict[str, Pending] = {}
+        # What a flush took and has not stored yet (it writes without the handle's lock;
+        # a failed write leaves it for the next flush): still applied to what recall
+        # ranks by, except to a row already stored with it (``_landing``: the reward
+        # count the flush's fold writes). Replaced whole, under ``_sent_lock``.
+        self._sent: dict[str, Pending] = {}
+        self._landing: dict[str, int] = {}
+        self._sent_lock = threading.Lock()
         # event id -> (memory id, query, reward, weight, intrinsic), before the load
         self._unfed: dict[str, tuple[str, NDArray[np.floating], float, float, bool]] = {}
         self.context = ContextIndex(dim, rule)
@@ -146,11 +155,21 @@ class LearningState:
         return self.pending_applied(memory_id, stored)
 
     def pending_applied(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
-        """Pending steps applied to ``stored`` (not remembered), and the pending uses."""
-        pending = self._pending.get(memory_id)
-        if pending is None:
+        """Pending steps applied to ``stored`` (not remembered), and the pending uses: a
+        flush's steps first (unless ``stored`` already holds them), then newer ones."""
+        sent, pending = self._sent.get(memory_id), self._pending.get(memory_id)
+        if sent is None and pending is None:
             return stored, 0
-        return fold(pending.steps, stored), pending.uses
+        steps: list[RewardStep] = []
+        uses = 0
+        if sent is not None:
+            if stored.reward_count < self._landing.get(memory_id, _UNKNOWN):
+                steps += sent.steps
+            uses += sent.uses
+        if pending is not None:
+            steps += pending.steps
+            uses += pending.uses
+        return fold(steps, stored), uses
 
     def current(self, ids: list[str]) -> dict[str, LearnedState]:
         """Current learned state of ``ids``: stored values plus pending steps. An id the
@@ -223,7 +242,9 @@ class LearningState:
             committed(schemas.MEMORIES)
 
     def pending_count(self) -> int:
-        return sum(len(p.steps) + p.uses for p in self._pending.values())
+        """Steps and uses not stored yet: waiting, or taken by a flush."""
+        batches = (self._sent.values(), self._pending.values())
+        return sum(len(p.steps) + p.uses for batch in batches for p in batch)
 
     def forget(self, memory_ids: Iterable[str]) -> None:
         """Drop what this handle holds of forgotten memories (stored and pending state),
@@ -233,6 +254,8 @@ class LearningState:
         for memory_id in gone:
             self._stored.pop(memory_id, None)
             self._pending.pop(memory_id, None)
+        with self._sent_lock:  # a new dict: a flush may hold the old one
+            self._sent = {m: p for m, p in self._sent.items() if m not in gone}
         self._unfed = {e: v for e, v in self._unfed.items() if v[0] not in gone}
         self._feed.reset()
 
@@ -243,19 +266,26 @@ class LearningState:
     # --- flushing ------------------------------------------------------------------------
 
     def drain(self) -> dict[str, Pending]:
-        """Take everything pending (the flush writes it, or gives it back)."""
-        pending, self._pending = self._pending, {}
-        return pending
+        """Take everything not stored yet (what a failed flush left first) for a flush to
+        write; it stays applied to recalls until :meth:`landed`. Under the handle's lock,
+        by the flush holding the journal's writing lock."""
+        with self._sent_lock:
+            batch = dict(self._sent)
+            for memory_id, newer in self._pending.items():
+                older = batch.get(memory_id)
+                if older is None:
+                    batch[memory_id] = newer
+                    continue
+                merged = Pending(older.uses + newer.uses, newer.last_used_at or older.last_used_at)
+                merged.steps = [*older.steps, *newer.steps]
+                batch[memory_id] = merged
+            self._sent, self._pending = batch, {}
+        return batch
 
-    def restore(self, pending: dict[str, Pending]) -> None:
-        """Give back what a failed flush had not written, ahead of anything newer."""
-        for memory_id, older in pending.items():
-            newer = self._pending.get(memory_id)
-            if newer is not None:
-                older.uses += newer.uses
-                older.steps.extend(newer.steps)
-                older.last_used_at = newer.last_used_at or older.last_used_at
-            self._pending[memory_id] = older
+    def landed(self) -> None:
+        """The flush stored what it took: the table holds it now."""
+        with self._sent_lock:
+            self._sent, self._landing = {}, {}
 
     def write(
         self, pending: dict[str, Pending], committed: Callable[[str], None], *, logged: bool
@@ -294,6 +324,7 @@ class LearningState:
         states = {m: s for m, s in fold_log(events).items() if s.reward_count}
         if not states:
             return
+        self._landing = {m: s.reward_count for m, s in states.items()}  # before the commit
         now = datetime.now(UTC)
         rows: list[dict[str, Any]] = [
             {"id": memory_id, "utility": state.utility, "confidence": state.confidence,

@@ -7,7 +7,9 @@ Two writers sit behind one small interface:
   A failing memory becomes an "Avoid ..." lesson. The track record is not copied into the
   lesson: it would go stale, and the prompt block shows the live one next to each item.
 - :class:`OpenAIChatLessonWriter`: any OpenAI-compatible ``/v1/chat/completions``
-  endpoint, with the versioned prompt ``packs/lessons/prompts/lesson-v1.md``.
+  endpoint, with the versioned prompt ``packs/lessons/prompts/lesson-v1.md``
+  (:func:`lesson_prompt`, which the MCP server also sends to a client's model over
+  sampling: ``wolfie/mcp/lessons.py``).
 
 A writer that fails (timeout, HTTP error, an empty or overlong answer) raises
 :class:`LessonWriterError`; the lessons flow then keeps the old lesson and records why.
@@ -30,6 +32,7 @@ from packs.validation import lone_surrogate
 PROMPT_VERSION = "lesson-v1"
 PROMPT_PATH = Path(__file__).parent / "prompts" / f"{PROMPT_VERSION}.md"
 MAX_LESSON_CHARS = 600  # twice the prompt's limit: room for a verbose model, not an essay
+SAMPLING_WRITER = "mcp-sampling"  # lesson_log's writer for a lesson an MCP client's model wrote
 FAILURE_UTILITY = -0.1  # hand-set: a track record below this reads as "avoid"
 
 
@@ -138,6 +141,25 @@ def _sentence(text: str | None, limit: int) -> str:
     return clipped if clipped.endswith((".", "!", "?")) else clipped + "."
 
 
+def lesson_prompt(evidence: LessonEvidence, template: str | None = None) -> str:
+    """The versioned lesson prompt (:data:`PROMPT_PATH`) filled with ``evidence``. The
+    memory's texts go in as data: ``str.format`` reads the template's fields only."""
+    text = PROMPT_PATH.read_text(encoding="utf-8") if template is None else template
+    recent = ", ".join(f"{r:+.2f}" for r in evidence.recent_rewards) or "none"
+    return text.format(
+        kind=evidence.kind,
+        intent=evidence.intent,
+        response=evidence.response or "-",
+        outcome=evidence.outcome or "-",
+        polarity=evidence.polarity or "-",
+        utility=evidence.utility,
+        reward_count=evidence.reward_count,
+        confidence=evidence.confidence,
+        recent_rewards=recent,
+        previous_lesson=evidence.previous_lesson or "-",
+    )
+
+
 class OpenAIChatLessonWriter(LessonWriter):
     """An OpenAI-compatible chat-completions endpoint. The key is never logged."""
 
@@ -171,14 +193,7 @@ class OpenAIChatLessonWriter(LessonWriter):
         self._client.close()
 
     def prompt(self, evidence: LessonEvidence) -> str:
-        recent = ", ".join(f"{r:+.2f}" for r in evidence.recent_rewards) or "none"
-        return self._prompt.format(
-            kind=evidence.kind, intent=evidence.intent, response=evidence.response or "-",
-            outcome=evidence.outcome or "-", polarity=evidence.polarity or "-",
-            utility=evidence.utility, reward_count=evidence.reward_count,
-            confidence=evidence.confidence, recent_rewards=recent,
-            previous_lesson=evidence.previous_lesson or "-",
-        )  # fmt: skip
+        return lesson_prompt(evidence, self._prompt)
 
     def write(self, evidence: LessonEvidence) -> str:
         payload = {

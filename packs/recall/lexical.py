@@ -21,6 +21,7 @@ the same text (every utility update rewrites a Lance row) costs nothing here.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,10 @@ REBUILD_ROWS = 10_000
 TAIL_SHARE = 0.1  # hand-set: rebuild once the tail holds a tenth of the main index's rows
 
 _STEMMER = Stemmer.Stemmer("english")
+# bm25s sets its own logger to DEBUG when imported, so every index build printed
+# "DEBUG:bm25s:Building index from IDs" wherever logging has a handler (the MCP server's
+# stderr, Prefect's logs). Its warnings still show.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 def row_text(columns: Mapping[str, Sequence[Any]], i: int) -> str:

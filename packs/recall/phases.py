@@ -2,77 +2,34 @@
 
 Phase A is the only I/O here: an exact cosine top-k1 from the Pack's in-memory
 :class:`~packs.recall.vector_cache.VectorCache`, or one LanceDB cosine search when there is no
-cache or it stands aside. Phase B is pure apart
-from reading pending learned state through the ``learned`` callback.
+cache or it stands aside. Phase B's arithmetic is :func:`packs.recall.scoring.score_pool`,
+pure apart from reading pending learned state through the ``learned`` lookup; here it
+becomes the recalled items and the retrieval log's rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from packs.learning.ema import LearnedState
-from packs.recall.fusion import FUSIONS
+from packs.recall.candidates import Candidates
 from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
-from packs.recall.ranking import (
-    RankWeights,
-    rerank,
-    similarity_from_distance,
-    thompson_draw,
-)
+from packs.recall.ranking import similarity_from_distance
 from packs.recall.scope_cache import ScopeCaches
-from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
+from packs.recall.scoring import LearnedLookup, score_pool
+from packs.recall.spread import neighbour_ids
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
 from packs.settings import RankingSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from packs.store.lifecycle import EXPIRES, unexpired_clause
-
-
-class LearnedLookup(Protocol):
-    """How Phase B reads learned state (:class:`packs.learning.state.LearnedView`)."""
-
-    @property
-    def contextual(self) -> bool: ...
-    def learned(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]: ...
-    def assess(self, memory_id: str, global_q: float) -> tuple[float, float]: ...
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """Phase A output: column lists in similarity order, and the similarities.
-
-    ``ranked_similarity`` is what Phase B blends: the similarity, or for a memory linked
-    to this query by past rewards the better of it and its key similarity
-    (:meth:`packs.learning.context.ContextIndex.linked`). ``similarity`` stays the
-    memory's own, for display and the log.
-    """
-
-    columns: dict[str, list[Any]]
-    similarity: np.ndarray
-    ranked_similarity: np.ndarray | None = None
-    # Hybrid Phase A (packs/recall/lexical.py): each candidate's place in the BM25 list
-    # (-1: not in it) and its BM25 score (0 then). None: cosine only.
-    lexical_rank: np.ndarray | None = None
-    lexical: np.ndarray | None = None
-
-    @property
-    def ranking_similarity(self) -> np.ndarray:
-        return self.similarity if self.ranked_similarity is None else self.ranked_similarity
-
-    def __len__(self) -> int:
-        return len(self.similarity)
-
-    @property
-    def ids(self) -> list[str]:
-        return self.columns["id"]
 
 
 @dataclass(frozen=True)
@@ -83,13 +40,6 @@ class Ranked:
     @property
     def injected(self) -> list[str]:
         return [item.id for item in self.items]
-
-
-def rank_weights(s: RankingSettings) -> RankWeights:
-    return RankWeights(
-        s.lam, s.w_confidence, s.explore_bonus, s.z_floor_similarity, s.z_floor_utility,
-        s.z_floor_confidence, s.z_clip,
-    )  # fmt: skip
 
 
 def phase_a(
@@ -145,7 +95,7 @@ def phase_a(
     ordered = found.take(pa.array(kept, type=pa.int64()))
     columns = {column: ordered[column].to_pylist() for column in CANDIDATE_COLUMNS}
     similarity = similarity[kept]
-    links = _competing(links, similarity, delta, k2)
+    links = competing_links(links, similarity, delta, k2)
     extra_ids = [m for m in links if m not in set(columns["id"])]
     similarity = np.concatenate(
         [similarity, indexed_rows(store, vector, extra_ids, clause, columns)]
@@ -177,7 +127,7 @@ def _cached(
     positions = hits.positions[similarity >= delta]
     similarity = similarity[similarity >= delta]
     found = len(positions)
-    links = _competing(links, similarity, delta, k2)
+    links = competing_links(links, similarity, delta, k2)
 
     def join(ids: list[str]) -> None:
         nonlocal positions, similarity
@@ -233,7 +183,7 @@ def _candidates(
     return Candidates(columns, similarity, ranked, rank, scores)
 
 
-def _competing(
+def competing_links(
     links: Mapping[str, float] | None, similarity: np.ndarray, delta: float, k2: int
 ) -> dict[str, float]:
     """The links whose key would have put their memory among the ``k2`` best by
@@ -277,54 +227,12 @@ def phase_b(
     k2: int,
     explore: np.random.Generator | None = None,
 ) -> Ranked:
-    """Blend z-scored similarity, utility and confidence; keep the top ``k2``.
-
-    ``explore`` (recall's generator) turns exploration on: the bonus of unrewarded
-    knowledge and, with ``thompson_scale``, a posterior draw of ``U(m | q)``. Without it
-    (``search``) the ranking is the current best estimate, the same on every call.
-
-    In contextual mode, the utility blended is the query-conditioned ``U(m | q)`` and the
-    confidence blended counts only as far as the memory's evidence is from queries like
-    this one; the global EMA utility and the confidence stay the displayed track record.
-    """
+    """:func:`score_pool`, then the recalled items and one log row per candidate."""
     col = cand.columns
     n = len(cand)
-    utility, confidence = np.zeros(n), np.zeros(n)
-    uses, rewards = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    for i, memory_id in enumerate(col["id"]):
-        stored = LearnedState(col["utility"][i], col["confidence"][i], col["reward_count"][i])
-        state, pending_uses = learned.learned(memory_id, stored)
-        utility[i], confidence[i], rewards[i] = state.utility, state.confidence, state.reward_count
-        uses[i] = col["usage_count"][i] + pending_uses
-    ranked_utility, ranked_confidence = utility, confidence
-    if learned.contextual:
-        assessed = np.array(
-            [learned.assess(m, q) for m, q in zip(col["id"], utility, strict=True)]
-        ).reshape(n, 2)
-        ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
-        if explore is not None and r.thompson_scale > 0:  # recall explores
-            ranked_utility = thompson_draw(
-                ranked_utility, assessed[:, 1], r.thompson_scale, explore
-            )
-    knowledge = np.array([kind == schemas.KIND_KNOWLEDGE for kind in col["kind"]], dtype=bool)
-    unrewarded_knowledge = knowledge & (rewards == 0)
-    weights = rank_weights(r)
-    if explore is None:  # search exploits: no exploration bonus, no draw
-        weights = replace(weights, explore_bonus=0.0)
-    relevance = cand.ranking_similarity
-    if cand.lexical_rank is not None and cand.lexical is not None:
-        fusion = FUSIONS[r.lexical]
-        relevance = fusion.relevance(relevance, cand.lexical, cand.lexical_rank, weights, r)
-    ranking = rerank(
-        relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge,
-        weights, k2,
-    )  # fmt: skip
-    if r.spread > 0 or r.inhibition > 0:  # adjacency links
-        hops = r.spread_hops
-        dist = distances(col["source"], col["source_position"])
-        score = spread(ranking.score, dist, r.spread, r.spread_decay, hops)
-        order = inhibited_order(score, dist, r.inhibition, hops, k2)
-        ranking = replace(ranking, score=score, order=order)
+    scored = score_pool(cand, learned, r, k2, explore)
+    utility, confidence, rewards = scored.utility, scored.confidence, scored.rewards
+    uses, ranked_utility, ranking = scored.uses, scored.ranked_utility, scored.ranking
     context_values = ranked_utility if learned.contextual else None
     items = []
     for i in ranking.order:
@@ -361,6 +269,7 @@ def phase_b(
             "kind": col["kind"][i],
             "phase_a_rank": i,
             "similarity": float(cand.similarity[i]),
+            "lexical": None if cand.lexical is None else float(cand.lexical[i]),
             "utility": float(utility[i]),
             "contextual_utility": None if context_values is None else float(context_values[i]),
             "confidence": float(confidence[i]),

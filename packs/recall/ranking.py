@@ -117,7 +117,7 @@ class RankWeights:
     """Weights of the Phase B blend. ``lam`` splits similarity and utility (MemRL λ).
 
     No defaults here: they live once, in :class:`packs.settings.PackSettings`, and reach
-    the ranking through :func:`packs.recall.phases.rank_weights`.
+    the ranking through :func:`packs.recall.scoring.rank_weights`.
     """
 
     lam: float

@@ -16,6 +16,7 @@ from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
 from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import LearningState
+from packs.recall.cache_sync import CatchUp
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scope_cache import ScopeCaches
@@ -25,7 +26,7 @@ from packs.settings import ActiveSettings
 from packs.store import schemas
 from packs.store.filters import where_clause
 from packs.store.gateway import PackStore
-from packs.store.lifecycle import NOT_SUPERSEDED, has_lifecycle
+from packs.store.lifecycle import NOT_HELD, NOT_SUPERSEDED, has_admission, has_lifecycle
 from packs.store.scopes import check_scope, visible_clause
 from packs.validation import check_k, check_text
 
@@ -58,6 +59,7 @@ class RecallService:
         self.scopes = ScopeCaches(embedder.info.dim)  # a scope's rows when that is too large
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
+        self._landed: tuple[CatchUp | None] | None = None  # set by the flush thread
 
     def retrieve(
         self,
@@ -89,8 +91,11 @@ class RecallService:
         clause = visible if clause is None else f"{visible} AND ({clause})"
         if now is not None:  # a superseded memory is history, never advice
             clause = f"{clause} AND {NOT_SUPERSEDED}"
+        if has_admission(self._store):  # a memory on probation waits for its confirmation
+            clause = f"{clause} AND {NOT_HELD}"
         vector = self._embedder.embed_query(text)
         with self._lock:
+            self._bring_in()  # what this handle's flush wrote, read off the query path
             self._forgets.poll()  # other handles' forgets leave this handle's memory
             learned = self._learning.view(vector, self._flusher.flush)
             # a table pinned to a past version (an eval) is searched as checked out
@@ -123,6 +128,32 @@ class RecallService:
                 self._flusher.maybe_flush()
         items = tuple(ranked.items)
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))
+
+    # --- the cache and this handle's flush (packs/journal/flush.py, CacheRefresh) -------
+
+    def hold(self) -> None:
+        """A flush of this handle starts writing: searches use the cache as it is."""
+        self.vectors.hold = True
+
+    def prepare(self) -> CatchUp | None:
+        """The flush wrote: read what it changed, without the handle's lock."""
+        if self._store.pinned(schemas.MEMORIES):
+            return None
+        return self.vectors.prepare(self._store, schemas.MEMORIES)
+
+    def ready(self, prepared: object) -> None:
+        """The flush landed (or failed): the next recall brings in what :meth:`prepare`
+        read, under its lock, and lets searches sync again. No lock here: the flush
+        thread must never wait for the handle's lock (packs/journal/flush.py)."""
+        self._landed = (prepared if isinstance(prepared, CatchUp) else None,)
+
+    def _bring_in(self) -> None:
+        """Under the lock, before a search: what this handle's last flush wrote."""
+        landed, self._landed = self._landed, None
+        if landed is not None:
+            if landed[0] is not None:
+                self.vectors.apply(landed[0], self._store)
+            self.vectors.hold = False
 
     def _explore(self, seed: int) -> np.random.Generator:
         """This handle's generator for recall's Thompson draws, seeded by the setting."""

@@ -5,21 +5,8 @@ the same vectors (docs/recall.md), so a Pack keeps the ``intent_embedding`` colu
 memory as a float32 matrix of unit vectors, with each row's ``_rowid`` and the columns
 Phase B reads (Arrow, so a 750-character chunk costs its bytes and no Python object).
 
-**Kept current by the table version**, checked on every search
-(:meth:`~packs.store.gateway.PackStore.latest_version`; for a local table a ``stat``
-of its ``_versions`` folder first tells whether any commit happened at all). When the
-version moved, the cache catches up incrementally:
-
-- Lance gives every new fragment a higher id than any before, and writes every update
-  (``update``, ``merge_insert``, also of a few columns) as a delete plus a new row, so
-  every row written since the last sync has a ``_rowid`` above the highest cached one:
-  ``_rowid > max`` reads just those, whole. A cached row is therefore never stale: a
-  utility written by another handle arrives as a new row that supersedes the entry of
-  the same ``id`` (tests/packs/recall/test_vector_cache.py holds Lance to this).
-- If the live count then differs from ``count_rows()`` (a real delete, a restore), every
-  live ``_rowid`` is read (no vectors) and the entries are reconciled; an unknown live row
-  id forces a full reload.
-- Compaction renumbers every row: that arrives as "all rows are new" and starts afresh.
+Kept current by the table version, on the query path or, for what this handle's own
+flush wrote, off it (:mod:`packs.recall.cache_sync`).
 
 Filters run in LanceDB (the same SQL, read as row ids only) and mask the scan, so
 ``where``/``metadata``/``kind``/scope clauses behave exactly as before. Above
@@ -30,7 +17,7 @@ maintenance built one). A cache made with ``where`` holds only the rows it lets 
 
 from __future__ import annotations
 
-import time
+import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,25 +27,21 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController
 
+from packs.recall.cache_sync import CachedTable, CacheSync, read_rows
 from packs.recall.lexical import LexicalIndex, row_text
 from packs.store.gateway import VECTOR_COLUMN, PackStore
 from packs.store.lifecycle import EXPIRES
 from packs.store.schemas import TEXT_COLUMNS
-from packs.store.tables import commit_marker
 
 # Hand-set: 500k x 384 float32 is 768 MB per Pack handle; beyond it an ANN index answers
 # faster than the scan (the measurements: docs/recall.md).
 MAX_CACHED_ROWS = 500_000
 _GROWTH = 1.25  # spare capacity so appends rarely copy the matrix
-_DEAD_SHARE = 0.25  # rebuild once a quarter of the entries are superseded rows
 _FILTER_MASKS = 16  # filter clauses whose matching rows are remembered
 _MAX_CHUNKS = 64  # Arrow chunks of the cached columns before they are combined
 _NEVER = np.iinfo(np.int64).max  # the expiry of a row without one
-# A writable handle asks for the table's version at most this often while it writes nothing
-# itself: other processes' commits reach it within a second anyway (WRITER_CONSISTENCY),
-# and the ask cost 10-16 ms per recall on the loaded 2-core box (issue 24, docs/recall.md).
-LOOK_EVERY_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -68,6 +51,20 @@ class Hits:
 
     positions: NDArray[np.int64]
     distance: NDArray[np.float64]
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()  # after numpy loaded its BLAS: one scan of the libraries
+
+
+def one_thread_product(matrix: NDArray[np.float32], vector: NDArray[np.float32]) -> NDArray:
+    """``matrix @ vector`` on one BLAS thread. Measured at 100k x 384 under load 10 on the
+    2-core box: 9.4 ms p50, 21.2 p95 on one thread against 16.0 / 28.0 on OpenBLAS's two,
+    whose threads wait for each other when the box is busy (``benchmarks/recallbench/
+    e2e.py``, issue 31). The limit costs about 17 us a call."""
+    with _blas().limit(limits=1, user_api="blas"):
+        return matrix @ vector
 
 
 def _unit_rows(column: pa.ChunkedArray | pa.Array, dim: int) -> NDArray[np.float32]:
@@ -80,7 +77,7 @@ def _unit_rows(column: pa.ChunkedArray | pa.Array, dim: int) -> NDArray[np.float
     return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
-class VectorCache:
+class VectorCache(CacheSync):
     """Exact cosine top-k over one table's vectors, with some columns, in memory.
 
     Not thread-safe on its own: the Pack calls it under its journal lock.
@@ -106,6 +103,10 @@ class VectorCache:
         # (store.commits, raw folder marker, time.monotonic()) at the last version ask
         self._looked: tuple[int, tuple[int, int] | None, float] = (-1, None, 0.0)
         self.lexical = LexicalIndex()  # BM25 over the cached rows' text, kept with them
+        # While this handle's flush writes, and until :meth:`apply` brings what it wrote,
+        # searches use the cache as it is (the flush's steps are applied on top of it by
+        # the learning state) instead of catching up on the query path.
+        self.hold = False
         self._clear()
 
     def _clear(self) -> None:
@@ -132,69 +133,6 @@ class VectorCache:
         return int(self._matrix.nbytes + self._rowids.nbytes + columns)
 
     # --- keeping current ------------------------------------------------------------------
-
-    def sync(self, store: PackStore, name: str, columns: Sequence[str] = ("id",)) -> bool:
-        """Bring the cache to the table's latest version, with ``columns`` cached; False
-        when it should stand aside (more rows than ``max_rows``, or a deferred load)."""
-        wanted = tuple(dict.fromkeys(["id", *columns]))
-        table = _Table(store, name)
-        current = self._table_key == table.key and wanted == self._wanted
-        if self._deferred < self.defer and (not current or self._version is None):
-            self._deferred += 1
-            return False
-        marker = commit_marker(self._versions_dir, settled=True) if current else None
-        if marker is not None and marker == self._marker and self._version is not None:
-            return True  # no commit since the last check (a local table; see commit_marker)
-        looked = (store.commits, commit_marker(self._versions_dir), time.monotonic())
-        if (
-            current and self._version is not None and not store.read_only
-            and looked[:2] == self._looked[:2] and looked[2] - self._looked[2] < LOOK_EVERY_S
-        ):  # fmt: skip
-            return True  # nothing written here, the folder unchanged, looked a moment ago
-        self._looked = looked
-        version = store.latest_version(name)
-        if current and version == self._version:
-            self._marker = marker
-            return True
-        live = store.count(name, self.where)
-        self.too_large = live > self.max_rows
-        if self.too_large:
-            self._clear()
-            return False
-        if not current or self._version is None:
-            if self._table_key != table.key:
-                self.lexical.clear()
-            self._wanted, self._table_key = wanted, table.key
-            self._versions_dir = store.versions_dir(name)
-            self._reload(table)
-            marker = None  # taken before the reload's own check: look again next time
-        else:
-            self._catch_up(table, live)
-        self._version, self._marker = version, marker
-        return True
-
-    def _reload(self, table: _Table) -> None:
-        self._clear()
-        self.reloads += 1
-        self._append(_read(table, [VECTOR_COLUMN, *self._wanted], self.where))
-        self.lexical.retain(self._position)
-
-    def _catch_up(self, table: _Table, live: int) -> None:
-        # An empty cache reads every row: Lance's row ids are unsigned, so "> -1" is refused.
-        where = f"_rowid > {int(self._rowids[self._n - 1])}" if self._n else None
-        new = _read(table, [VECTOR_COLUMN, *self._wanted], self._within(where))
-        renumbered = new.num_rows >= live  # compaction renumbered every row: start afresh
-        if renumbered:
-            self._clear()
-            self.reloads += 1
-        self._append(new)
-        if renumbered:  # the text index is keyed by id: only rows gone meanwhile leave it
-            self.lexical.retain(self._position)
-        if self.rows != live and not self._reconcile(table):
-            self._reload(table)
-            return
-        if self._n - self.rows > _DEAD_SHARE * max(self._n, 1):
-            self._squeeze()
 
     def _append(self, data: pa.Table) -> None:
         if not data.num_rows:
@@ -234,19 +172,6 @@ class VectorCache:
         """``where`` and the cache's own clause."""
         return " AND ".join(f"({w})" for w in (self.where, where) if w) or None
 
-    def _reconcile(self, table: _Table) -> bool:
-        """Drop entries whose row is gone; False if a live row is not cached at all."""
-        live = np.sort(_read(table, [], self.where)["_rowid"].to_numpy().astype(np.uint64))
-        cached = self._rowids[self._alive[: self._n]]
-        if np.setdiff1d(live, cached, assume_unique=True).size:
-            return False
-        gone = np.flatnonzero(self._alive[: self._n] & ~np.isin(self._rowids, live))
-        for position in gone:
-            self._alive[position] = False
-            self._position.pop(self._ids[position], None)
-        self.lexical.remove(self._ids[p] for p in gone)
-        return True
-
     def _squeeze(self) -> None:
         """Rebuild without superseded entries."""
         keep = np.flatnonzero(self._alive[: self._n])
@@ -274,7 +199,7 @@ class VectorCache:
             where = f"({clause})"
             if covered:
                 where += f" AND _rowid > {int(self._rowids[covered - 1])}"
-            found = _read(_Table(store, name), [], where)
+            found = read_rows(CachedTable(store, name), [], where)
             rowids = np.sort(found["_rowid"].to_numpy().astype(np.uint64))
             positions = np.searchsorted(self._rowids, rowids)
             inside = positions < self._n
@@ -309,9 +234,9 @@ class VectorCache:
         positions = None
         if count < self._n // 8:  # a narrow filter: score only its rows
             positions = np.flatnonzero(keep)
-            scores = self._matrix[positions] @ q
+            scores = one_thread_product(self._matrix[positions], q)
         else:
-            scores = self._matrix[: self._n] @ q
+            scores = one_thread_product(self._matrix[: self._n], q)
             scores[~keep] = -np.inf
         k = min(k, count)
         if k <= 0:
@@ -367,20 +292,3 @@ def _expiry(data: pa.Table) -> NDArray[np.int64]:
     if EXPIRES not in data.column_names:
         return np.full(data.num_rows, _NEVER, dtype=np.int64)
     return data[EXPIRES].cast(pa.int64()).fill_null(_NEVER).to_numpy().astype(np.int64)
-
-
-@dataclass(frozen=True)
-class _Table:
-    """One table of one Pack, as the cache reads it (through the storage gateway)."""
-
-    store: PackStore
-    name: str
-
-    @property
-    def key(self) -> tuple[int, str]:
-        return id(self.store), self.name
-
-
-def _read(table: _Table, columns: list[str], where: str | None) -> pa.Table:
-    """``columns`` plus ``_rowid`` of every row (matching ``where``)."""
-    return table.store.scan(table.name, columns, where, with_row_id=True)

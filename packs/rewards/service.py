@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 from packs.errors import InvalidReward, UnknownMemory
 from packs.journal.episodes import EpisodeLog
@@ -49,8 +50,12 @@ class RewardService:
         learning: LearningState,
         flusher: Flusher,
         lock: threading.RLock,
+        confirm_held: Callable[[str, datetime], list[str]] | None = None,
     ) -> None:
         self._store = store
+        # A positive reward of an episode confirms the memories held from it (admission
+        # control, packs/probation.py), when the Pack's policy is on.
+        self._confirm_held = confirm_held
         self._settings = settings
         self._episodes = episodes
         self.keys = keys  # the idempotency keys it checks (bounded cache + log)
@@ -58,6 +63,9 @@ class RewardService:
         self._learning = learning
         self._flusher = flusher
         self._lock = lock
+        # Called after each reward that landed, outside the lock: the Pack's automatic
+        # tune when one is due (packs/tuning/service.py).
+        self.after_reward: Callable[[], object] | None = None
 
     def apply_reward(
         self,
@@ -70,12 +78,14 @@ class RewardService:
         weight: float = 1.0,
         idempotency_key: str | None = None,
         memory_ids: list[str] | None = None,
+        scope: str | None = None,
     ) -> FeedbackResult:
         """Append one typed reward event per memory and move their utilities.
 
         ``value`` is in [-1, 1]. The step is ``alpha * w * (r - Q)`` where ``w`` is
         ``weight`` times the Pack's weight for ``source``. ``memory_ids`` (item-level
-        credit) defaults to every memory injected in the episode.
+        credit) defaults to every memory injected in the episode. A caller in ``scope``
+        rewards only episodes recalled in it (:meth:`EpisodeLog.check_scope`).
         """
         self._store.require_writable("record a reward")
         value = check_unit_interval(value, "reward value")
@@ -90,6 +100,7 @@ class RewardService:
         settings = self._settings.value
         wiring = settings.rewards
         with self._lock:
+            self._episodes.check_scope(episode_id, scope)
             injected = self._episodes.injected_ids(episode_id)
             # Each memory is credited once, however often the caller names it.
             targets = list(dict.fromkeys(injected if memory_ids is None else memory_ids))
@@ -117,7 +128,11 @@ class RewardService:
             )  # fmt: skip
             query = self._episodes.query_vector(episode_id)
             ranked = self._learning.ranked(utilities, query)
+            if value > 0 and settings.admission.policy == "on" and self._confirm_held:
+                self._confirm_held(episode_id, datetime.now(UTC))
             self._flusher.maybe_flush()
+        if self.after_reward is not None:
+            self.after_reward()
         return FeedbackResult(episode_id, source, value, len(utilities), False, utilities, ranked)
 
     def feedback(
@@ -127,6 +142,7 @@ class RewardService:
         *,
         stars: int | None = None,
         idempotency_key: str | None = None,
+        scope: str | None = None,
     ) -> FeedbackResult:
         """Explicit rating: ``rating`` in [-1, 1], or ``stars`` 1-5 (``(stars-3)/2``).
 
@@ -141,19 +157,34 @@ class RewardService:
             value = check_unit_interval(rating, "rating")
             signal, magnitude = "rating", value
         return self.apply_reward(
-            episode_id, value, source="explicit", signal=signal, magnitude=magnitude,
+            episode_id,
+            value,
+            source="explicit",
+            signal=signal,
+            magnitude=magnitude,
             idempotency_key=idempotency_key,
-        )  # fmt: skip
+            scope=scope,
+        )
 
     def outcome(
-        self, episode_id: str, amount: float, *, idempotency_key: str | None = None
+        self,
+        episode_id: str,
+        amount: float,
+        *,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
     ) -> FeedbackResult:
         """A measured outcome (e.g. a P&L) as ``tanh(amount / outcome_scale)``."""
         value = from_outcome(amount, self._settings.value.rewards.outcome_scale)
         return self.apply_reward(
-            episode_id, value, source="outcome", signal="measured", magnitude=float(amount),
+            episode_id,
+            value,
+            source="outcome",
+            signal="measured",
+            magnitude=float(amount),
             idempotency_key=idempotency_key,
-        )  # fmt: skip
+            scope=scope,
+        )
 
     def signal(
         self,
@@ -162,17 +193,28 @@ class RewardService:
         memory_ids: list[str] | None = None,
         *,
         idempotency_key: str | None = None,
+        scope: str | None = None,
     ) -> FeedbackResult:
         """An implicit signal (accepted, edited, ignored, acted_on, ...) from the Pack's
         vocabulary, for the whole episode or for the ``memory_ids`` it concerns."""
         value = from_signal(name, self._settings.value.rewards.vocabulary)
         return self.apply_reward(
-            episode_id, value, source="implicit", signal=name, magnitude=value,
-            idempotency_key=idempotency_key, memory_ids=memory_ids,
-        )  # fmt: skip
+            episode_id,
+            value,
+            source="implicit",
+            signal=name,
+            magnitude=value,
+            idempotency_key=idempotency_key,
+            memory_ids=memory_ids,
+            scope=scope,
+        )
 
     def vote(
-        self, attempts: Mapping[str, str], *, idempotency_key: str | None = None
+        self,
+        attempts: Mapping[str, str],
+        *,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
     ) -> VoteResult:
         """Majority vote over attempts ``{episode_id: answer}`` (see ``tally_vote``).
 
@@ -181,16 +223,19 @@ class RewardService:
         before any reward is written.
         """
         tally = tally_vote(attempts, self._settings.value.rewards.vote_reward)
-        for episode_id in attempts:
-            self._episodes.injected_ids(episode_id)  # UnknownEpisode before any write
+        for episode_id in attempts:  # UnknownEpisode (or another scope's) before any write
+            self._episodes.check_scope(episode_id, scope)
         key = idempotency_key or uuid.uuid4().hex
-        rewards = {
-            episode_id: self.apply_reward(
-                episode_id, value, source="vote",
+        rewards = {}
+        for episode_id, value in tally.values.items():
+            answer = normalise_answer(attempts[episode_id])
+            rewards[episode_id] = self.apply_reward(
+                episode_id,
+                value,
+                source="vote",
                 signal="majority" if value > 0 else "minority",
-                magnitude=float(tally.counts[normalise_answer(attempts[episode_id])]),
+                magnitude=float(tally.counts[answer]),
                 idempotency_key=f"{key}:{episode_id}",
+                scope=scope,
             )
-            for episode_id, value in tally.values.items()
-        }  # fmt: skip
         return VoteResult(tally.winner, tally.counts, rewards)

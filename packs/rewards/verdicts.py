@@ -61,6 +61,7 @@ class VerdictService:
         *,
         hook: Callable[..., Any] | None = None,
         idempotency_key: str | None = None,
+        scope: str | None = None,
     ) -> ValidationResult:
         """Check ``output`` with the Pack's validation hook before it ships.
 
@@ -80,7 +81,7 @@ class VerdictService:
                     "to its name, or pass hook=."
                 )
             hook = get_hook(wiring.validation_hook)  # the stored name picks, never imports
-        self._episodes.injected_ids(episode_id)  # UnknownEpisode before anything is written
+        self._episodes.check_scope(episode_id, scope)  # before anything is written
         verdict = run_hook(hook, text, context or {}, wiring.validation_timeout_s)
         name = wiring.validation_hook or getattr(hook, "__qualname__", repr(hook))
         row = {
@@ -95,9 +96,13 @@ class VerdictService:
         if verdict.passed is not None:
             value = wiring.validation_pass if verdict.passed else wiring.validation_fail
             reward = self._rewards.apply_reward(
-                episode_id, value, source="validation",
-                signal="pass" if verdict.passed else "fail", idempotency_key=idempotency_key,
-            )  # fmt: skip
+                episode_id,
+                value,
+                source="validation",
+                signal="pass" if verdict.passed else "fail",
+                idempotency_key=idempotency_key,
+                scope=scope,
+            )
         return ValidationResult(verdict.passed, verdict.passed is not True, verdict.error, reward)
 
     def resolve(
@@ -107,6 +112,7 @@ class VerdictService:
         success: bool | None = None,
         *,
         idempotency_key: str | None = None,
+        scope: str | None = None,
     ) -> ResolveResult:
         """Store the episode's response and score it against the past (intrinsic reward).
 
@@ -118,6 +124,7 @@ class VerdictService:
         text = check_text(response, "response", self._settings.value.max_text_chars)
         if success is not None and not isinstance(success, bool):
             raise InvalidInput(f"success must be True, False or None, got {success!r}.")
+        self._episodes.check_scope(episode_id, scope)  # before the response is written
         episode = self._episodes.episode(episode_id, ["query_embedding"])
         vector = self._embedder.embed([text])[0]
         key = idempotency_key or uuid.uuid4().hex
@@ -127,9 +134,13 @@ class VerdictService:
         success_reward = None
         if success is not None:
             success_reward = self._rewards.apply_reward(
-                episode_id, 1.0 if success else -1.0, source="explicit", signal="success",
+                episode_id,
+                1.0 if success else -1.0,
+                source="explicit",
+                signal="success",
                 idempotency_key=f"{key}:success",
-            )  # fmt: skip
+                scope=scope,
+            )
         wiring = self._settings.value.rewards
         query = np.asarray(episode["query_embedding"], dtype=np.float32)
         successes = self._response_pool(
@@ -145,9 +156,14 @@ class VerdictService:
         intrinsic = None
         if r_int is not None:
             intrinsic = self._rewards.apply_reward(
-                episode_id, wiring.intrinsic_weight * r_int, source="intrinsic",
-                signal="intrinsic", magnitude=r_int, idempotency_key=f"{key}:intrinsic",
-            )  # fmt: skip
+                episode_id,
+                wiring.intrinsic_weight * r_int,
+                source="intrinsic",
+                signal="intrinsic",
+                magnitude=r_int,
+                idempotency_key=f"{key}:intrinsic",
+                scope=scope,
+            )
         return ResolveResult(episode_id, r_int, len(successes), success_reward, intrinsic)
 
     def _response_pool(self, query: np.ndarray, condition: str) -> np.ndarray:

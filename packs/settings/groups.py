@@ -63,8 +63,6 @@ class ContextSettings(Group):
     kernel: TransferKernel = KERNELS["hinge"]
     links: int = Field(3, ge=0, le=100)
     link_margin: float = Field(0.15, ge=0.0, le=2.0)
-    link_min_gap: float = Field(0.01, ge=0.0, le=2.0)
-    nearest_evidence_cos: float = Field(0.02, ge=0.0, le=2.0)
     link_min_weight: float = Field(0.5, ge=0.0, le=1.0)
     key_distinct_cos: float = Field(0.98, ge=-1.0, le=1.0)
     hub_distinct_queries: int = Field(3, ge=1, le=10_000)
@@ -109,3 +107,17 @@ class FlushSettings(Group):
     seconds: float = Field(5.0, ge=0.0, le=86_400.0)
     compact_every_commits: int = Field(64, ge=1, le=10_000_000)
     version_retention_hours: float = Field(24.0, ge=0.0, le=24.0 * 365)
+    # Hand-set: one purge a minute keeps a server's time spent purging under a tenth at
+    # 300k rows (4.4 s a purge, issue 31); a "purge now" waits a minute at most.
+    purge_every_seconds: float = Field(60.0, ge=0.0, le=86_400.0)
+
+
+class TuningSettings(Group):
+    """Self-tuning (``packs/tuning/``, docs/tuning.md)."""
+
+    _where: ClassVar[str] = "tuning"
+
+    # After a reward, once the log holds 64 rewarded episodes and each time they double,
+    # the Pack tunes itself (adopting only what held-out replay shows better); off: only
+    # `wolfie tune` and the tune-pack deployment tune it.
+    auto: bool = True

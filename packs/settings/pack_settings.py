@@ -1,4 +1,5 @@
-"""Per-Pack settings: four groups (ranking, context, flush, rewards) and the write limits.
+"""Per-Pack settings: five groups (ranking, context, flush, rewards, tuning) and the write
+limits.
 
 Settings are stored with the Pack (``pack_meta`` table) and versioned there, so two Packs
 built by the same code can be wired differently. Every default and its source (MemRL's
@@ -17,19 +18,31 @@ from typing import Any, ClassVar, Self
 from pydantic import Field
 
 from packs.errors import InvalidSettings
+from packs.settings.admission import AdmissionSettings
 from packs.settings.base import Group
-from packs.settings.groups import ContextSettings, FlushSettings, RankingSettings
+from packs.settings.groups import (
+    ContextSettings,
+    FlushSettings,
+    RankingSettings,
+    TuningSettings,
+)
 from packs.settings.rewards import RewardSettings
 
 # Measured in docs/dedup.md: the threshold with the best F0.5 (precision weighted,
 # because a false merge loses a memory while a missed merge only stores a near-copy).
 DEFAULT_DEDUP_THRESHOLD = 0.89
+# Measured in docs/corrections.md: two responses of one situation are the same fact (a
+# repeat that merges) only at this response cosine or above, with no new value, negation
+# or step order; best F0.5 on data/corrections/response_pairs.jsonl (issue 30).
+DEFAULT_CORRECTION_THRESHOLD = 0.88
 
 GROUPS: dict[str, type[Group]] = {
     "ranking": RankingSettings,
     "context": ContextSettings,
     "flush": FlushSettings,
     "rewards": RewardSettings,
+    "admission": AdmissionSettings,
+    "tuning": TuningSettings,
 }
 # The flat names settings had before they were grouped -> (group, key).
 FLAT_NAMES: dict[str, tuple[str, str]] = {
@@ -51,6 +64,14 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
 }
 
 
+# Settings a Pack stored before they were retired, read and dropped: the link rules issue
+# 29 replaced by self-tuning (a key's gap over other questions' keys, the nearest-evidence
+# veto; no measured effect on any corpus, docs/tuning.md).
+RETIRED: dict[str, frozenset[str]] = {
+    "context": frozenset({"link_min_gap", "nearest_evidence_cos"}),
+}
+
+
 class PackSettings(Group):
     """Everything a Pack can be tuned with. Unknown keys are rejected."""
 
@@ -60,7 +81,10 @@ class PackSettings(Group):
     context: ContextSettings = ContextSettings()  # frozen: one default shared safely
     flush: FlushSettings = FlushSettings()  # frozen: one default shared safely
     rewards: RewardSettings = RewardSettings()  # frozen: one default shared safely
+    admission: AdmissionSettings = AdmissionSettings()  # frozen: one default shared safely
+    tuning: TuningSettings = TuningSettings()  # frozen: one default shared safely
     dedup_threshold: float = Field(DEFAULT_DEDUP_THRESHOLD, ge=0.0, le=1.0)
+    correction_threshold: float = Field(DEFAULT_CORRECTION_THRESHOLD, ge=0.0, le=1.0)
     max_text_chars: int = Field(20_000, ge=1, le=10_000_000)
     # remember()'s expiry when none is given (docs/forgetting.md); off unless set
     default_ttl_hours: float | None = Field(None, gt=0.0, le=24.0 * 365 * 100)
@@ -71,7 +95,10 @@ class PackSettings(Group):
         grouped = _nest(data)
         for name, model in GROUPS.items():
             if isinstance(grouped.get(name), dict):
-                grouped[name] = model(**grouped[name])
+                retired = RETIRED.get(name, frozenset())
+                grouped[name] = model(
+                    **{k: v for k, v in grouped[name].items() if k not in retired}
+                )
         super().__init__(**grouped)
 
     @classmethod

@@ -47,6 +47,20 @@ class StoreAdmin:
             self._commit(name, f"delete from {name!r}", lambda: table.delete(where))
         return found
 
+    def update_where(self, name: str, where: str, values_sql: dict[str, str]) -> int:
+        """Set ``values_sql`` (column: SQL over the row; both trusted) in the rows of
+        ``name`` matching ``where``, in one commit when any match; how many matched."""
+        self.require_writable(f"update {name!r}")
+        table = self._table(name)
+        with storage_step(self.location, f"count {name!r}"):
+            table.checkout_latest()
+            found = int(table.count_rows(where))
+        if found:
+            self._commit(
+                name, f"update {name!r}", lambda: table.update(where=where, values_sql=values_sql)
+            )
+        return found
+
     def rewrite(self, name: str) -> int:
         """Write every live row of ``name`` again, unchanged, in one commit, so no data
         file of the new version holds a deleted row (LanceDB's compaction rewrites a

@@ -33,11 +33,17 @@ _TRANSIENT_MARKERS = (
 _CONTENTION_MARKERS = ("too many concurrent writers", "commit conflict")
 CONTENTION_RETRIES = 5
 # What Lance says of a file that is gone or unreadable (measured on lance 0.40: a deleted
-# data file, cleanup under a reader, a truncated, zeroed or scrambled file).
+# data file, cleanup under a reader, a truncated, zeroed or scrambled file; a scrambled,
+# truncated or emptied manifest, issue 31).
 _DAMAGE_MARKERS = (
-    "does not appear to be a lance file", "corrupt file", "outside metadata region",
+    "does not appear to be a lance file",
+    "corrupt file",
+    "outside metadata region",
     "failed to fill whole buffer",
-)  # fmt: skip
+    "file size is too small",
+    "failed to decode protobuf message",
+    "for object of size 0 bytes",
+)
 _PERMANENT_MARKERS = (
     "accessdenied", "access denied", "forbidden", "nosuchbucket",
     "read-only file system", "permission denied", "operation not permitted",

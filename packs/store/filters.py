@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from packs.errors import InvalidFilter
-from packs.validation import lone_surrogate
+from packs.validation import MAX_INT, MIN_INT, lone_surrogate, shown
 
 # Columns of ``memories`` a caller may filter on directly.
 MEMORY_FILTER_COLUMNS = frozenset(
@@ -63,6 +63,11 @@ def sql_literal(value: object) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
+        if not MIN_INT <= value <= MAX_INT:
+            raise InvalidFilter(
+                f"Filter value of {value.bit_length()} bits is beyond the 64-bit integers a "
+                "Pack stores."
+            )
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -79,6 +84,22 @@ def sql_literal(value: object) -> str:
             )
         return "'" + value.replace("'", "''") + "'"
     raise InvalidFilter(f"Unsupported filter value type {type(value).__name__}.")
+
+
+def _values(value: object, name: object) -> list[object]:
+    """A filter's value as its list of scalar values ("any of" for a list), each one a
+    str, number, bool or None: a nested list or object is refused before anything walks
+    it (a 50,000-deep list used to end in RecursionError)."""
+    values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
+    check_filter_size(1, len(values))
+    for item in values:
+        if item is not None and not isinstance(item, str | int | float | bool):
+            raise InvalidFilter(
+                f"Filter {shown(name)} takes a value or a list of values (str, number, bool "
+                f"or None), not {shown(item)}."
+            )
+        sql_literal(item)  # every value a literal the clause can hold
+    return values
 
 
 def tag(key: str, value: object) -> str:
@@ -121,21 +142,19 @@ def where_clause(
     for column, value in (where or {}).items():
         if column not in allowed:
             raise InvalidFilter(
-                f"Cannot filter on {column!r}; filterable columns are {sorted(allowed)}. "
+                f"Cannot filter on {shown(column)}; filterable columns are {sorted(allowed)}. "
                 "Put other keys in metadata= instead."
             )
         if isinstance(value, list | tuple | set | frozenset):
-            check_filter_size(1, len(value))
-            parts.append(in_clause(column, sorted(value, key=repr)))
+            parts.append(in_clause(column, sorted(_values(value, column), key=repr)))
         elif value is None:
             parts.append(f"{column} IS NULL")
         else:
-            parts.append(f"{column} = {sql_literal(value)}")
+            parts.append(f"{column} = {sql_literal(_values(value, column)[0])}")
     for key, value in (metadata or {}).items():
         if not isinstance(key, str) or not key:
-            raise InvalidFilter(f"Metadata filter key {key!r} must be a non-empty str.")
-        values = value if isinstance(value, list | tuple) else [value]
-        check_filter_size(1, len(values))
+            raise InvalidFilter(f"Metadata filter key {shown(key)} must be a non-empty str.")
+        values = _values(value if isinstance(value, list | tuple) else [value], key)
         tags = ", ".join(sql_literal(tag(key, v)) for v in values)
         parts.append(f"array_has_any(tags, make_array({tags}))")
     clause = " AND ".join(f"({p})" for p in parts)

@@ -1,7 +1,8 @@
-"""Expiry and staleness in ``where`` clauses: a memory past its ``expires_at`` is never
-recalled or searched, one with ``superseded_at`` set is history, not advice
-(docs/forgetting.md). A Pack older than schema 2 has neither column (opened read-only it
-is not migrated), so the clauses apply only where the columns exist.
+"""Expiry, staleness and probation in ``where`` clauses: a memory past its ``expires_at``
+is never recalled or searched, one with ``superseded_at`` set is history, not advice
+(docs/forgetting.md), one with ``held_at`` set waits on probation (docs/admission.md).
+A Pack older than schema 2 (or 4) lacks the columns (opened read-only it is not
+migrated), so the clauses apply only where the columns exist.
 """
 
 from __future__ import annotations
@@ -12,15 +13,24 @@ from packs.errors import InvalidInput
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
+from packs.validation import utc_instant
 
 EXPIRES = "expires_at"
 SUPERSEDED = "superseded_at"
 NOT_SUPERSEDED = f"{SUPERSEDED} IS NULL"
+# Schema 4: a memory on probation (admission control, issue 30) is not recalled yet.
+HELD = "held_at"
+NOT_HELD = f"{HELD} IS NULL"
 
 
 def has_lifecycle(store: PackStore) -> bool:
     """Whether the Pack's ``memories`` carry the lifecycle columns (schema 2)."""
     return store.has_column(schemas.MEMORIES, SUPERSEDED)
+
+
+def has_admission(store: PackStore) -> bool:
+    """Whether the Pack's ``memories`` carry the admission columns (schema 4)."""
+    return store.has_column(schemas.MEMORIES, HELD)
 
 
 def timestamp_literal(at: datetime) -> str:
@@ -48,14 +58,10 @@ def expiry(expires_at: object, default_ttl_hours: float | None, now: datetime) -
             f"expires_at must be a datetime, got {type(expires_at).__name__}; pass e.g. "
             "datetime.now(UTC) + timedelta(days=30)."
         )
-    if expires_at.tzinfo is None or expires_at.utcoffset() is None:
+    instant = utc_instant(expires_at, "expires_at")  # its offset read once
+    if instant <= now:
         raise InvalidInput(
-            f"expires_at {expires_at.isoformat()} has no time zone; pass an aware datetime "
-            "(e.g. with tzinfo=UTC) so it means one instant."
-        )
-    if expires_at <= now:
-        raise InvalidInput(
-            f"expires_at {expires_at.isoformat()} is not in the future; a memory that "
+            f"expires_at {instant.isoformat()} is not in the future; a memory that "
             "should not be recalled need not be remembered (or forget it)."
         )
-    return expires_at.astimezone(UTC)
+    return instant

@@ -9,6 +9,11 @@ missing, tables created only where missing, and the version is written last.
   null for every existing row) and the Pack gains the ``forgotten`` table.
 - 2 -> 3: the Pack gains the ``memory_history`` table (``Pack.revise``; a revision also
   creates it when missing).
+- 3 -> 4: ``memories`` gains the admission columns (:data:`schemas.ADMISSION_FIELDS`) and
+  ``lesson_log`` the provenance columns (:data:`schemas.LESSON_PROVENANCE_FIELDS`), null
+  for every existing row.
+- 4 -> 5: ``retrieval_log`` gains ``lexical`` (each candidate's BM25 score, null for
+  episodes logged before) and the Pack gains the ``tuning`` table (``Pack.tune``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,12 @@ def upgrade(store: PackStore, dim: int, version: int) -> bool:
     if version >= schemas.SCHEMA_VERSION:
         return False
     store.require_writable("upgrade the Pack's schema")
-    added = store.add_columns(schemas.MEMORIES, schemas.LIFECYCLE_FIELDS)
+    added = store.add_columns(
+        schemas.MEMORIES, (*schemas.LIFECYCLE_FIELDS, *schemas.ADMISSION_FIELDS)
+    )
+    if store.has_table(schemas.LESSON_LOG):
+        added += store.add_columns(schemas.LESSON_LOG, schemas.LESSON_PROVENANCE_FIELDS)
+    added += store.add_columns(schemas.RETRIEVAL_LOG, schemas.RETRIEVAL_LOG_FIELDS_5)
     store.create(dim)  # the tables this schema added (existing ones are left alone)
     store.write_meta({"schema_version": schemas.SCHEMA_VERSION})
     log.info(

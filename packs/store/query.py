@@ -19,6 +19,7 @@ from packs.errors import InvalidFilter, InvalidInput, PackNotFound
 from packs.store import schemas
 from packs.store.filters import check_filter_size, in_clause, sql_literal
 from packs.store.gateway import PackStore
+from packs.validation import shown
 
 # Query names -> (table, fixed condition). "knowledge" and "memories" split one table.
 QUERYABLE: dict[str, tuple[str, str | None]] = {
@@ -65,7 +66,7 @@ def parse_conditions(where: Mapping[str, object] | Sequence[Condition] | None) -
             for part in value.conditions:
                 if not (isinstance(part, tuple) and len(part) == 2):
                     raise InvalidFilter(
-                        f"AllOf for {column!r} takes (op, value) pairs, not {part!r}."
+                        f"AllOf for {column!r} takes (op, value) pairs, not {shown(part)}."
                     )
                 out.append(Condition(column, part[0], part[1]))
         elif isinstance(value, tuple) and len(value) == 2 and value[0] in OPERATORS:
@@ -85,9 +86,11 @@ def clause_for(conditions: Sequence[Condition], schema: pa.Schema) -> str | None
     parts = []
     for cond in conditions:
         if not isinstance(cond.column, str) or cond.column not in names:
-            raise InvalidFilter(f"Unknown column {cond.column!r}; this table has {sorted(names)}.")
+            raise InvalidFilter(
+                f"Unknown column {shown(cond.column)}; this table has {sorted(names)}."
+            )
         if cond.op not in OPERATORS:
-            raise InvalidFilter(f"Operator {cond.op!r} is not one of {sorted(OPERATORS)}.")
+            raise InvalidFilter(f"Operator {shown(cond.op)} is not one of {sorted(OPERATORS)}.")
         if _is_vector(schema.field(cond.column).type):
             raise InvalidFilter(f"Column {cond.column!r} is a vector; it can't be filtered.")
         kind = schema.field(cond.column).type
@@ -110,6 +113,10 @@ def _coerce(value: object, kind: pa.DataType, column: str) -> object:
     columns with finite numbers, booleans with booleans."""
     if value is None:
         return None
+    if not isinstance(value, str | int | float | bool):
+        raise InvalidFilter(f"{shown(value)} is not a value {column!r} can be compared with.")
+    if isinstance(value, int) and not isinstance(value, bool):
+        sql_literal(value)  # an integer beyond int64 is refused before any conversion
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return value if isinstance(value, str) else str(value)
     if pa.types.is_boolean(kind):
@@ -130,7 +137,7 @@ def _coerce(value: object, kind: pa.DataType, column: str) -> object:
         raise InvalidFilter(f"Filtering {column!r} by time is not supported; filter in polars.")
     else:
         return value
-    raise InvalidFilter(f"{value!r} is not a valid value for {column!r} ({kind}).")
+    raise InvalidFilter(f"{shown(value)} is not a valid value for {column!r} ({kind}).")
 
 
 def _is_vector(kind: pa.DataType) -> bool:

@@ -4,7 +4,9 @@
 newer schema than this code knows is refused (:class:`SchemaVersionError`) rather than
 misread; an older one is brought up to date when opened writable
 (:mod:`packs.store.migrate`: version 2 added the lifecycle columns and ``forgotten``,
-version 3 the ``memory_history`` table).
+version 3 the ``memory_history`` table, version 4 the admission columns of ``memories``
+and the provenance columns of ``lesson_log``, version 5 the BM25 score in
+``retrieval_log`` and the ``tuning`` table).
 Vector columns depend on the embedder's dimension, so the schemas are built by
 functions of ``dim``.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 
 MEMORIES = "memories"
 EPISODES = "episodes"
@@ -26,6 +28,7 @@ LESSON_LOG = "lesson_log"
 MERGES = "merges"
 FORGOTTEN = "forgotten"  # one tombstone per forget call (ids only, never text)
 MEMORY_HISTORY = "memory_history"  # one row per revision (schema 3)
+TUNING = "tuning"  # one row per tuning run, its evidence and what it adopted (schema 5)
 # Not a table: buffered updates of resolved episodes, written into EPISODES.
 EPISODE_OUTCOMES = "episode_outcomes"
 OUTCOME_COLUMNS = ("id", "response", "response_embedding", "success", "resolved_at")
@@ -64,6 +67,16 @@ LIFECYCLE_FIELDS = (
 )
 
 
+# Schema 4 (issue 30): a memory held on probation by admission control (``held_at`` set)
+# joins recall once a repeat, or a positive reward of ``held_episode`` (the episode it was
+# remembered from), confirms it (docs/admission.md).
+ADMISSION_FIELDS = (
+    pa.field("held_at", TS),
+    pa.field("held_reason", pa.string()),
+    pa.field("held_episode", pa.string()),
+)
+
+
 def memories_schema(dim: int) -> pa.Schema:
     """Memories and knowledge chunks share one retrieval table, told apart by ``kind``."""
     return pa.schema(
@@ -95,6 +108,7 @@ def memories_schema(dim: int) -> pa.Schema:
             pa.field("last_used_at", TS),
             pa.field("lesson_at", TS),
             *LIFECYCLE_FIELDS,
+            *ADMISSION_FIELDS,
         ]
     )
 
@@ -127,6 +141,7 @@ RETRIEVAL_LOG_SCHEMA = pa.schema(
         pa.field("kind", pa.string(), nullable=False),
         pa.field("phase_a_rank", pa.int32(), nullable=False),
         pa.field("similarity", pa.float64(), nullable=False),
+        pa.field("lexical", pa.float64()),  # BM25 score (0 outside its list); schema 5
         pa.field("utility", pa.float64(), nullable=False),
         pa.field("contextual_utility", pa.float64()),  # what Phase B ranked by, if contextual
         pa.field("confidence", pa.float64(), nullable=False),
@@ -229,6 +244,12 @@ MEMORY_HISTORY_SCHEMA = pa.schema(
 )
 
 # One row per lesson the lessons flow tried to write, kept or not.
+# Schema 4 (issue 30): which model wrote a lesson (as its client named it, for lessons
+# sampled over MCP) and the episode whose reward asked for it.
+LESSON_PROVENANCE_FIELDS = (
+    pa.field("model", pa.string()),
+    pa.field("episode_id", pa.string()),
+)
 LESSON_LOG_SCHEMA = pa.schema(
     [
         pa.field("at", TS, nullable=False),
@@ -239,6 +260,7 @@ LESSON_LOG_SCHEMA = pa.schema(
         pa.field("lesson", pa.string()),
         pa.field("confidence", pa.float64()),  # the confidence the lesson was written at
         pa.field("error", pa.string()),
+        *LESSON_PROVENANCE_FIELDS,
     ]
 )
 
@@ -254,6 +276,28 @@ FORGOTTEN_SCHEMA = pa.schema(
         pa.field("scopes", pa.list_(pa.string())),  # a forgotten scope's digest, not its name
         pa.field("tables", pa.list_(pa.string())),  # tables rows were deleted from
         pa.field("purged_at", TS),
+    ]
+)
+
+# Schema 5: the BM25 column the tuner replays Phase B with (packs/tuning/replay.py).
+RETRIEVAL_LOG_FIELDS_5 = (RETRIEVAL_LOG_SCHEMA.field("lexical"),)
+
+# One row per tuning run (packs/tuning/service.py): numbers and settings, never user text.
+TUNING_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("writer", pa.string(), nullable=False),
+        pa.field("trigger", pa.string(), nullable=False),  # "command", "schedule" or "auto"
+        pa.field("dry_run", pa.bool_(), nullable=False),
+        pa.field("adopted", pa.bool_(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("in_force_json", pa.string(), nullable=False),  # the settings compared
+        pa.field("fitted_json", pa.string(), nullable=False),  # the values the fit proposed
+        pa.field("evidence_json", pa.string(), nullable=False),  # what the fit was made from
+        pa.field("estimate_json", pa.string(), nullable=False),  # held-out replay comparison
+        pa.field("settings_before", pa.int64(), nullable=False),
+        pa.field("settings_after", pa.int64(), nullable=False),
     ]
 )
 
@@ -279,6 +323,7 @@ def all_schemas(dim: int) -> dict[str, pa.Schema]:
         MERGES: MERGES_SCHEMA,
         FORGOTTEN: FORGOTTEN_SCHEMA,
         MEMORY_HISTORY: MEMORY_HISTORY_SCHEMA,
+        TUNING: TUNING_SCHEMA,
         PACK_META: PACK_META_SCHEMA,
     }
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packs.errors import InvalidInput
 from packs.store.filters import sql_literal, tag
-from packs.validation import check_unicode
+from packs.validation import check_unicode, shown
 
 SCOPE_KEY = "scope"
 SCOPED_TAG = "wolfie:scoped"  # has no "=": no metadata item can collide with it
@@ -35,7 +35,7 @@ def check_scope(scope: object) -> str | None:
     if scope is None:
         return None
     if not isinstance(scope, str) or not scope.strip():
-        raise InvalidInput(f"scope must be a non-empty str or None, got {scope!r}.")
+        raise InvalidInput(f"scope must be a non-empty str or None, got {shown(scope)}.")
     if len(scope) > MAX_SCOPE_CHARS or "\x00" in scope:
         raise InvalidInput(f"scope must be at most {MAX_SCOPE_CHARS} characters without NUL bytes.")
     return check_unicode(scope, "scope")
@@ -103,17 +103,49 @@ def same_scope_clause(scope: str | None) -> str:
 _TAG_TEST = re.compile(r"array_has\(tags, '((?:[^']|'')*)'\)")
 
 
-def scope_digest(scope: str) -> str:
-    """A scope as a forget's tombstone keeps it: a digest, never the name itself."""
-    return "sd_" + hashlib.blake2b(scope.encode("utf-8"), digest_size=16).hexdigest()
+# The visibility test a recall's stored filter starts with (visible_clause's form; Packs
+# of schema 2 before issue 24 wrote a "tags IS NULL OR " arm first).
+_VISIBLE_PREFIX = re.compile(
+    r"\((?:tags IS NULL OR )?NOT array_has\(tags, 'wolfie:scoped'\)"
+    r"(?: OR array_has\(tags, '((?:[^']|'')*)'\))?\)"
+)
 
 
-def recalled_in(filter_json: str | None, digests: set[str]) -> bool:
-    """Whether an episode whose stored filter is ``filter_json`` was recalled in one of
-    the scopes whose :func:`scope_digest` is in ``digests``."""
+def episode_scope(filter_json: str | None) -> str | None:
+    """The scope an episode was recalled in, from its stored filter, which always starts
+    with the caller's visibility test (:func:`visible_clause`, written by the recall
+    itself, before any filter of the caller's); None for a shared recall or a filter of
+    another form."""
+    match = _VISIBLE_PREFIX.match(filter_json or "")
+    if match is None or match.group(1) is None:
+        return None
+    value = match.group(1).replace("''", "'")
     prefix = f"{SCOPE_KEY}="
+    return value[len(prefix) :] if value.startswith(prefix) else None
+
+
+def scope_digest(scope: str, salt: str | None) -> str:
+    """A scope as a forget's tombstone keeps it: a digest, never the name itself, keyed by
+    the Pack's own random ``salt`` (:func:`packs.store.tombstones.forget_salt`), so a
+    guessed user id can't be confirmed against a tombstone without the Pack's settings.
+    ``None``: the unsalted form of Packs forgotten in before the salt (issue 31)."""
+    data = scope.encode("utf-8")
+    if salt is None:
+        return "sd_" + hashlib.blake2b(data, digest_size=16).hexdigest()
+    return "ss_" + hashlib.blake2b(data, digest_size=16, key=bytes.fromhex(salt)).hexdigest()
+
+
+def recalled_in(filter_json: str | None, digests: set[str], salts: Sequence[str]) -> bool:
+    """Whether an episode whose stored filter is ``filter_json`` was recalled in one of
+    the scopes whose :func:`scope_digest` (under any of the Pack's ``salts``, or of the
+    old unsalted form) is in ``digests``."""
+    prefix = f"{SCOPE_KEY}="
+    legacy = any(d.startswith("sd_") for d in digests)
+    keys: list[str | None] = [*salts, *([None] if legacy else [])]
     for literal in _TAG_TEST.findall(filter_json or ""):
         value = literal.replace("''", "'")
-        if value.startswith(prefix) and scope_digest(value[len(prefix) :]) in digests:
-            return True
+        if value.startswith(prefix):
+            scope = value[len(prefix) :]
+            if any(scope_digest(scope, key) in digests for key in keys):
+                return True
     return False

@@ -109,6 +109,10 @@ class TableAccess:
             try:
                 with storage_step(self.location, f"open table {name!r}"):
                     self._tables[name] = self._db.open_table(name)
+            except TransientStorageError as exc:
+                if is_damage(exc):  # its latest manifest: no cleanup race can explain it
+                    raise self.damaged(name, str(exc.__cause__ or exc)) from exc
+                raise
             except (FileNotFoundError, ValueError) as exc:
                 raise PackNotFound(
                     f"Pack {self.location.name!r} under {self.location.root!r} has no "
@@ -290,6 +294,18 @@ class TableAccess:
             for index in self._table(name).list_indices():
                 found.setdefault(str(index.index_type), set()).update(index.columns)
             return found
+
+    def indexes(self, name: str) -> list[tuple[str, tuple[str, ...], str]]:
+        """Every index of ``name``: (type, columns, index name)."""
+        with storage_step(self.location, f"list indexes of {name!r}"):
+            found = self._table(name).list_indices()
+            return [(str(i.index_type), tuple(i.columns), str(i.name)) for i in found]
+
+    def drop_index(self, name: str, index: str) -> None:
+        """Remove the index named ``index`` of table ``name``."""
+        self.require_writable(f"drop index {name}.{index}")
+        with storage_step(self.location, f"drop index {name}.{index}"):
+            self._table(name).drop_index(index)
 
     def create_index(self, name: str, column: str, config: Any) -> None:
         """Build an index on ``column`` (a ``lancedb.index`` config)."""

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from packs.errors import InvalidInput
+from packs.validation import parse_json, shown
 
 FORMAT = "wolfie-pack-export"
 FORMAT_VERSION = 1
@@ -101,16 +102,18 @@ def read_manifest(path: Path) -> Manifest:
     try:
         if is_jsonl(path):
             with path.open(encoding="utf-8") as lines:
-                data = json.loads(lines.readline()).get("manifest")
+                data = parse_json(lines.readline(), "the manifest").get("manifest")
         else:
-            data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            data = parse_json((path / MANIFEST).read_text(encoding="utf-8"), "the manifest")
     except FileNotFoundError as exc:
         raise InvalidInput(
             f"No Wolfie export at {str(path)!r}: expected a .jsonl file or a directory with "
             f"{MANIFEST}, as `wolfie export` writes."
         ) from exc
-    except (ValueError, AttributeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{str(path)!r} is not a Wolfie export: {exc}") from exc
+    except (ValueError, AttributeError, UnicodeDecodeError, IsADirectoryError) as exc:
+        raise InvalidInput(f"{str(path)!r} is not a Wolfie export: {shown(exc)}") from None
+    except OSError as exc:  # a file it may not read
+        raise InvalidInput(f"Can't read the export {str(path)!r}: {exc.strerror}.") from None
     return _checked(data, path)
 
 
@@ -137,63 +140,129 @@ def _checked(data: object, path: Path) -> Manifest:
     return manifest
 
 
-def read_tables(path: Path, manifest: Manifest) -> Iterator[tuple[str, pa.Table]]:
+@dataclass(frozen=True)
+class Rows:
+    """One batch of a table's rows read from an export, and where each row is in the
+    file: line ``first + i`` of a JSONL file, or row ``first + i`` of a Parquet file."""
+
+    table: str
+    data: pa.Table
+    file: str
+    first: int
+    jsonl: bool
+
+    def where(self, index: int) -> str:
+        if self.jsonl:
+            return f"{self.file} line {self.first + index}"
+        return f"{self.file} row {self.first + index + 1}"
+
+
+def read_tables(path: Path, manifest: Manifest) -> Iterator[Rows]:
     """Each table's rows, in batches of at most :data:`BATCH_ROWS`, in the file's order
-    (a table with no rows yields one empty batch)."""
+    (a table with no rows yields one empty batch). Anything unreadable is
+    :class:`InvalidInput` naming the file and the line or row."""
     if is_jsonl(path):
         yield from _jsonl_tables(path, manifest)
         return
     for name in manifest.tables:
         file = path / TABLES / f"{name}.parquet"
+        label = f"{str(path)!r}: {TABLES}/{name}.parquet"
         if not file.is_file():
             raise InvalidInput(f"The export {str(path)!r} lacks {TABLES}/{name}.parquet.")
-        parquet = pq.ParquetFile(file)
-        yield name, parquet.schema_arrow.empty_table()
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
-            yield name, pa.Table.from_batches([batch])
+        try:
+            parquet = pq.ParquetFile(file)
+            yield Rows(name, parquet.schema_arrow.empty_table(), label, 0, False)
+            first = 0
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+                yield Rows(name, pa.Table.from_batches([batch]), label, first, False)
+                first += batch.num_rows
+        except (OSError, pa.ArrowException) as exc:  # ArrowInvalid: not a Parquet file
+            raise InvalidInput(f"{label} is not a readable Parquet file: {exc}") from None
 
 
-def _jsonl_tables(path: Path, manifest: Manifest) -> Iterator[tuple[str, pa.Table]]:
+def _jsonl_tables(path: Path, manifest: Manifest) -> Iterator[Rows]:
     current: str | None = None
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as lines:
+    first = 2
+    label = repr(str(path))
+    with path.open(encoding="utf-8", errors="strict") as lines:
         next(lines)  # the manifest
-        for number, text in enumerate(lines, start=2):
+        number = 1
+        while True:
             try:
-                line = json.loads(text)
-                name, row = line["table"], line["row"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InvalidInput(f"{str(path)!r} line {number} is not an export row.") from exc
+                text = next(lines, None)
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(f"{label} line {number + 1} is not UTF-8: {exc}") from None
+            if text is None:
+                break
+            number += 1
+            name, row = _export_row(text, label, number)
             if name not in manifest.tables:
-                raise InvalidInput(f"{str(path)!r} line {number}: table {name!r} is not listed.")
+                raise InvalidInput(f"{label} line {number}: table {name!r} is not listed.")
             if name != current or len(rows) >= BATCH_ROWS:
                 if current is not None:
-                    yield current, _decoded(rows, manifest.schema(current), path)
-                current, rows = name, []
+                    yield _decoded(current, rows, manifest.schema(current), label, first)
+                current, rows, first = name, [], number
             rows.append(row)
     if current is not None:
-        yield current, _decoded(rows, manifest.schema(current), path)
+        yield _decoded(current, rows, manifest.schema(current), label, first)
     for name in manifest.tables:  # tables with no rows have no lines
-        yield name, manifest.schema(name).empty_table()
+        yield Rows(name, manifest.schema(name).empty_table(), label, 0, True)
 
 
-def _decoded(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> pa.Table:
+def _export_row(text: str, label: str, number: int) -> tuple[str, dict[str, Any]]:
+    """One JSONL line's table name and row; Python's limits (a 5,000-digit number,
+    1,000-deep nesting) are refused as any malformed line is."""
     try:
-        values = [{f.name: _typed(row.get(f.name), f.type) for f in schema} for row in rows]
-        return pa.Table.from_pylist(values, schema=schema)
-    except (ValueError, TypeError, pa.ArrowException) as exc:
-        raise InvalidInput(f"{str(path)!r} holds a row unlike its table's: {exc}") from exc
+        line = parse_json(text, f"{label} line {number}")
+        name, row = line["table"], line["row"]
+    except (KeyError, TypeError) as exc:
+        raise InvalidInput(f"{label} line {number} is not an export row.") from exc
+    except InvalidInput as exc:
+        raise InvalidInput(f"{label} line {number} is not an export row: {exc}") from None
+    if not isinstance(name, str) or not isinstance(row, dict):
+        raise InvalidInput(f"{label} line {number} is not an export row.")
+    return name, row
+
+
+def _decoded(
+    name: str, rows: list[dict[str, Any]], schema: pa.Schema, label: str, first: int
+) -> Rows:
+    try:
+        return Rows(name, _arrow(rows, schema), label, first, True)
+    except (ValueError, TypeError, pa.ArrowException):
+        for index, row in enumerate(rows):  # only after a failure: find the row at fault
+            try:
+                _arrow([row], schema)
+            except (ValueError, TypeError, pa.ArrowException) as exc:
+                raise InvalidInput(
+                    f"{label} line {first + index} holds a row unlike the {name!r} table's "
+                    f"(a vector must have the Pack's dimension): {shown(exc)}"
+                ) from None
+        raise
+
+
+def _arrow(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    values = [{f.name: _typed(row.get(f.name), f.type) for f in schema} for row in rows]
+    return pa.Table.from_pylist(values, schema=schema)
 
 
 def _typed(value: Any, kind: pa.DataType) -> Any:
-    """A JSON value back in the Python type Arrow wants (timestamps from ISO 8601)."""
+    """A JSON value back in the Python type Arrow wants (timestamps from ISO 8601); a
+    value of the wrong shape is a TypeError, found and named by :func:`_decoded`."""
     if value is None:
         return None
     if pa.types.is_timestamp(kind):
+        if not isinstance(value, str):
+            raise TypeError(f"a timestamp must be ISO 8601 text, not {shown(value)}")
         return datetime.fromisoformat(value)
     if pa.types.is_struct(kind):
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object, not {shown(value)}")
         return {f.name: _typed(value.get(f.name), f.type) for f in kind}
     listed = pa.types.is_list(kind) or pa.types.is_large_list(kind)
     if listed and (pa.types.is_timestamp(kind.value_type) or pa.types.is_struct(kind.value_type)):
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, not {shown(value)}")
         return [_typed(v, kind.value_type) for v in value]
     return value

@@ -4,14 +4,18 @@
 embeddings and learned columns, episodes, retrieval logs, the reward log, merges,
 memory history, lessons, validations, traces, eval sets and runs) and ``pack_meta``,
 which holds the embedding info and *every* settings version (``settings@N``) besides
-the current one. It reads each table at its latest version; a writable handle flushes
-first, other processes' buffered rows are not included. The file appears whole or not
-at all (written beside it, then renamed).
+the current one. It leaves out the tombstones (``forgotten``: ids of what was forgotten,
+which an import never takes) and the salt of their scope digests. It reads each table at
+its latest version; a writable handle flushes first, other processes' buffered rows are
+not included. The file appears whole or not at all (written beside it, then renamed).
 
-**Import** creates the Pack (or opens it), refuses a file from another embedding space
-or a newer schema, and refuses a Pack that holds rows unless ``merge`` is given: then
-rows whose key the Pack has are kept and only new ones are added (the Pack's settings
-stay). Rows are written by insert-only ``merge_insert`` on each table's key, so an
+**Import** refuses a file from another embedding space or a newer schema, and a Pack
+that holds rows unless ``merge`` is given: then rows whose key the Pack has are kept and
+only new ones are added (the Pack's settings stay). The whole file is read, checked
+(:mod:`packs.transfer.checks`: tables, keys, lengths, vectors, scopes, references) and
+staged before the Pack is created or written (:mod:`packs.transfer.staging`), so a file
+refused anywhere writes nothing. Tombstones and scope tags are never taken from a file.
+Rows are written by insert-only ``merge_insert`` on each table's key, so an
 import that stopped half-way is completed by running it again with ``merge``. Last, the
 utilities are rebuilt from the imported reward log (``rebuild_utilities``), so the
 stored values equal the replay of the log: drift 0. The learned contextual index is
@@ -20,11 +24,11 @@ derived from the log and the episodes, so it comes back with them.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,40 +38,20 @@ import pyarrow as pa
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import InvalidInput, SchemaVersionError
+from packs.errors import InvalidInput, NoSuchPack, SchemaVersionError
 from packs.eval_sets import EVAL_SETS, EVAL_SETS_SCHEMA
 from packs.pack import Pack
 from packs.settings import PackSettings
 from packs.store import schemas
-from packs.transfer.formats import (
-    Manifest,
-    encode_schema,
-    is_jsonl,
-    read_manifest,
-    read_tables,
-    write_export,
-)
+from packs.store.filters import sql_literal
+from packs.store.scopes import check_scope
+from packs.store.tombstones import SALT_KEY
+from packs.transfer.checks import KEYS, NEVER_IMPORTED, ImportRules
+from packs.transfer.formats import Manifest, encode_schema, is_jsonl, read_manifest, write_export
+from packs.transfer.staging import Staged, check_collisions, stage
 
-# Each table's key: an import inserts the rows whose key is new. A table without one (a
-# table of a later Wolfie, say) is appended.
-KEYS: dict[str, str | list[str]] = {
-    schemas.MEMORIES: "id",
-    schemas.EPISODES: "id",
-    schemas.RETRIEVAL_LOG: ["episode_id", "item_id"],
-    schemas.REWARD_EVENTS: "event_id",
-    schemas.MERGES: "merge_id",
-    schemas.MEMORY_HISTORY: "version_id",
-    schemas.FORGOTTEN: "forget_id",
-    schemas.LESSON_LOG: ["memory_id", "at", "writer"],
-    schemas.VALIDATIONS: ["episode_id", "hook", "at"],
-    schemas.STATE_TRACES: "at",
-    schemas.EVAL_RUNS: ["run_id", "metric", "at"],
-    EVAL_SETS: "name",
-}
 # Tables whose rows make a Pack non-empty (an import into it needs ``merge``).
 CONTENT = (schemas.MEMORIES, schemas.EPISODES, schemas.REWARD_EVENTS, schemas.MERGES)
-# pack_meta keys an import never takes from a file: the target's own.
-OWN_META = ("schema_version", "embedding", "created_at")
 
 
 class PackNotEmpty(InvalidInput):
@@ -102,22 +86,25 @@ def export_pack(pack: Pack, path: str | os.PathLike[str]) -> TransferReport:
     if not pack.read_only:
         pack.flush()
     store = pack.store
-    names = sorted(store.table_names())
+    names = sorted(store.table_names() - set(NEVER_IMPORTED))  # no tombstones
     names = [*[n for n in names if n != schemas.PACK_META], schemas.PACK_META]
     versions = {name: store.version(name) for name in names}
+    kept = {schemas.PACK_META: f"key != {sql_literal(SALT_KEY)}"}  # not the forget salt
     entries: dict[str, dict[str, Any]] = {
-        name: {"rows": store.count(name, version=versions[name]), "version": versions[name],
-               "schema": encode_schema(store.schema(name, versions[name]))}
+        name: {
+            "rows": store.count(name, kept.get(name), version=versions[name]),
+            "version": versions[name],
+            "schema": encode_schema(store.schema(name, versions[name])),
+        }
         for name in names
-    }  # fmt: skip
-    manifest = Manifest(
-        pack.name, datetime.now(UTC).isoformat(), schemas.SCHEMA_VERSION,
-        pack.embedding.to_dict(), entries,
-    )  # fmt: skip
+    }
+    when = datetime.now(UTC).isoformat()
+    manifest = Manifest(pack.name, when, schemas.SCHEMA_VERSION, pack.embedding.to_dict(), entries)
 
     def rows(name: str) -> pa.Table:
         schema = store.schema(name, versions[name])
-        return store.scan(name, schema.names, version=versions[name]).cast(schema)
+        found = store.scan(name, schema.names, kept.get(name), version=versions[name])
+        return found.cast(schema)
 
     partial = target.with_name(f".{target.name}.partial-{uuid.uuid4().hex[:8]}")
     try:
@@ -133,11 +120,20 @@ def export_pack(pack: Pack, path: str | os.PathLike[str]) -> TransferReport:
 
 
 def import_pack(
-    path: str | os.PathLike[str], name: str, root: str | os.PathLike[str] | None = None, *,
-    merge: bool = False, embedder: EmbeddingProvider | None = None,
+    path: str | os.PathLike[str],
+    name: str,
+    root: str | os.PathLike[str] | None = None,
+    *,
+    merge: bool = False,
+    scope: str | None = None,
+    keep_scopes: bool = False,
+    embedder: EmbeddingProvider | None = None,
     storage_options: Mapping[str, str] | None = None,
-) -> TransferReport:  # fmt: skip
-    """Read the export at ``path`` into Pack ``name`` under ``root`` (the module docstring)."""
+) -> TransferReport:
+    """Read the export at ``path`` into Pack ``name`` under ``root`` (the module
+    docstring): the whole file is checked and staged first, then written. ``scope``
+    makes every memory and episode that scope's; ``keep_scopes`` keeps the file's
+    scopes (a whole Pack restored); with neither, a scoped row is refused."""
     source = Path(path)
     manifest = read_manifest(source)
     if manifest.schema_version > schemas.SCHEMA_VERSION:
@@ -147,80 +143,88 @@ def import_pack(
         )
     info = EmbeddingInfo.from_dict(manifest.embedding)
     (embedder.info if embedder else OnnxMiniLM.info).check_compatible(info, manifest.pack)
-    with Pack.open(name, root, embedder=embedder, storage_options=storage_options) as pack:
-        info.check_compatible(pack.embedding, name)  # a Pack that existed: its own space
-        merged = any(pack.store.count(t) for t in CONTENT if pack.store.has_table(t))
-        if merged and not merge:
-            raise PackNotEmpty(
-                f"Pack {name!r} under {pack.root!r} already holds rows; import into a new "
-                "Pack, or pass merge (--merge) to add the file's new rows to it."
-            )
-        counts, skipped = _write_tables(pack, source, manifest, keep_settings=merged)
-    with Pack.open(name, root, embedder=embedder, storage_options=storage_options) as pack:
+    scope = check_scope(scope)
+    if scope is not None and keep_scopes:
+        raise InvalidInput(
+            "Give a scope (--scope) or keep the file's scopes (--keep-scopes), not both."
+        )
+
+    def opened(read_only: bool = False, create: bool = True) -> Pack:
+        return Pack.open(
+            name, root, read_only, create=create, embedder=embedder, storage_options=storage_options
+        )
+
+    target = _existing(opened)
+    merged = target is not None and target.holds_rows
+    if target is not None and merged and not merge:
+        raise PackNotEmpty(
+            f"Pack {name!r} under {target.root!r} already holds rows; import into a new "
+            "Pack, or pass merge (--merge) to add the file's new rows to it."
+        )
+    tables = _tables(info.dim)
+    with tempfile.TemporaryDirectory(prefix="wolfie-import-") as folder:
+        staged = stage(source, manifest, ImportRules(tables, scope, keep_scopes), Path(folder))
+        settings = target.settings if target else staged.settings() or PackSettings()
+        staged.facts.check(settings.max_text_chars)
+        if target is not None:
+            with opened(read_only=True) as pack:
+                check_collisions(pack.store, staged.facts)
+        with opened() as pack:
+            info.check_compatible(pack.embedding, name)
+            _write_staged(pack, staged, keep_settings=merged)
+    with opened() as pack:
         rebuilt = pack.rebuild_utilities(write=True).changed
         settings_version = pack.settings_version
+    skipped = [*staged.skipped, *([schemas.PACK_META] if merged else [])]
     return TransferReport(
-        name, str(source), _format(source), counts, manifest.embedding, merged, rebuilt,
-        settings_version, skipped,
-    )  # fmt: skip
+        name,
+        str(source),
+        _format(source),
+        staged.counts,
+        manifest.embedding,
+        merged,
+        rebuilt,
+        settings_version,
+        skipped,
+    )
 
 
-def _write_tables(
-    pack: Pack, source: Path, manifest: Manifest, *, keep_settings: bool
-) -> tuple[dict[str, int], list[str]]:
+@dataclass(frozen=True)
+class _Target:
+    root: str
+    settings: PackSettings
+    holds_rows: bool
+
+
+def _existing(opened: Callable[..., Pack]) -> _Target | None:
+    """The target Pack as it is before the import (read-only), or None if there is none."""
+    try:
+        with opened(read_only=True, create=False) as pack:
+            store = pack.store
+            rows = any(store.count(t) for t in CONTENT if store.has_table(t))
+            return _Target(pack.root, pack.settings, rows)
+    except NoSuchPack:
+        return None
+
+
+def _write_staged(pack: Pack, staged: Staged, *, keep_settings: bool) -> None:
+    """Write what :func:`stage` checked: each table by insert-only merge on its key."""
     store = pack.store
-    known = {**schemas.all_schemas(pack.embedding.dim), schemas.EVAL_RUNS: schemas.EVAL_RUNS_SCHEMA,
-             EVAL_SETS: EVAL_SETS_SCHEMA}  # fmt: skip
-    counts: dict[str, int] = {}
-    skipped: list[str] = []
-    for name, batch in read_tables(source, manifest):
-        if name == schemas.PACK_META:
-            if keep_settings:
-                skipped = [name]
-            elif batch.num_rows:
-                meta = {r["key"]: r["value_json"] for r in batch.to_pylist()}
-                _write_meta(pack, {k: v for k, v in meta.items() if k not in OWN_META})
-            counts[name] = counts.get(name, 0) + batch.num_rows
+    known = _tables(pack.embedding.dim)
+    for name in staged.tables:
+        if name in staged.skipped or name == schemas.PACK_META:
             continue
-        schema = known.get(name, manifest.schema(name))
-        store.ensure_table(name, schema)
-        counts[name] = counts.get(name, 0) + batch.num_rows
-        if not batch.num_rows:
-            continue
-        data = _conformed(batch, store.schema(name), name)
-        key = KEYS.get(name)
-        if key is None:
-            store.append(name, data)
-        else:
-            store.merge(name, data, key)
-    return counts, skipped
+        store.ensure_table(name, known[name])
+        for batch in staged.batches(name):
+            store.merge(name, batch, list(KEYS[name]))
+    if not keep_settings and staged.meta:
+        store.write_meta(staged.meta)
 
 
-def _write_meta(pack: Pack, values: dict[str, str]) -> None:
-    """The file's settings (every version) as the Pack's, checked before they are kept."""
-    decoded = {key: json.loads(value) for key, value in values.items()}
-    for key, value in decoded.items():
-        if key == "settings" or key.startswith("settings@"):
-            PackSettings.from_dict(value)  # unknown keys or bad values: InvalidSettings
-    pack.store.write_meta(decoded)
-
-
-def _conformed(batch: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
-    """``batch`` in the target table's schema: columns by name, a missing nullable
-    column as nulls; a column the table does not have, or a missing required one, is
-    refused."""
-    extra = sorted(set(batch.column_names) - set(schema.names))
-    if extra:
-        raise InvalidInput(f"The export's {name!r} rows have columns this Pack lacks: {extra}.")
-    columns = []
-    for target in schema:
-        if target.name in batch.column_names:
-            columns.append(batch.column(target.name).cast(target.type))
-        elif target.nullable:
-            columns.append(pa.nulls(batch.num_rows, target.type))
-        else:
-            raise InvalidInput(f"The export's {name!r} rows lack the column {target.name!r}.")
-    return pa.Table.from_arrays(columns, schema=schema)
+def _tables(dim: int) -> dict[str, pa.Schema]:
+    """Every table an import may write, by name."""
+    extra = {schemas.EVAL_RUNS: schemas.EVAL_RUNS_SCHEMA, EVAL_SETS: EVAL_SETS_SCHEMA}
+    return {**schemas.all_schemas(dim), **extra}
 
 
 def _format(path: Path) -> str:

@@ -104,5 +104,5 @@ def test_committed_eval_set_loads_and_matches_its_corpus():
     loaded = load_eval_set(folder / "queries.jsonl")
     chunks = [obj for _, obj in read_jsonl(folder / "knowledge.jsonl")]
     check_known_ids(loaded, {knowledge_id(c["source"], c["position"]) for c in chunks}, "corpus")
-    assert len(loaded.queries) >= 200
+    assert len(loaded.queries) >= 503
     assert {q.split for q in loaded.queries} == {"train", "heldout"}

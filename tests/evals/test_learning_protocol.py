@@ -20,6 +20,7 @@ from evals.learning import MethodRun
 from evals.learning_config import BenchConfig, BenchResult
 from evals.learning_report import render_markdown, summary
 from evals.protocol import (
+    DEFAULT_VALIDATION_SHARE,
     FOLDS,
     assign_folds,
     build_protocol,
@@ -49,7 +50,7 @@ def test_folds_are_disjoint_cover_every_question_and_keep_each_role(corpus):
         assert a and b and not a & b
         everyone = {q.id for q in eval_set.queries if (q.split == "heldout") == (role == "heldout")}
         assert a | b == everyone
-        assert len(a) == round(0.4 * len(everyone))
+        assert len(a) == round(DEFAULT_VALIDATION_SHARE * len(everyone))
 
 
 def test_folds_are_deterministic_by_seed_and_ignore_file_order():
@@ -64,8 +65,9 @@ def test_folds_are_deterministic_by_seed_and_ignore_file_order():
 def test_paraphrases_reword_training_questions_and_follow_their_fold(corpus):
     eval_set = load_eval_set(corpus / "queries.jsonl")
     paraphrases = load_eval_set(corpus / "paraphrases.jsonl")
-    assert len(paraphrases.queries) >= 100
     originals = paraphrase_originals(eval_set, paraphrases)
+    training = sorted(q.id for q in eval_set.queries if q.split == "train")
+    assert sorted(originals.values()) == training  # every training question, exactly once
     by_id = {q.id: q for q in eval_set.queries}
     for p in paraphrases.queries:
         original = by_id[originals[p.id]]
@@ -78,6 +80,15 @@ def test_paraphrases_reword_training_questions_and_follow_their_fold(corpus):
         assert protocol.paraphrases
         assert {originals[p.id] for p in protocol.paraphrases} <= played
         assert all(folds[originals[p.id]] == name for p in protocol.paraphrases)
+
+
+def test_each_fold_scores_300_questions_at_an_even_split(corpus):
+    """Issue 29: at least 300 scored questions (played, paraphrases, held-out) per fold."""
+    eval_set = load_eval_set(corpus / "queries.jsonl")
+    paraphrases = load_eval_set(corpus / "paraphrases.jsonl")
+    for name in FOLDS:
+        sizes = build_protocol(eval_set, paraphrases, name, share=0.5).sizes()
+        assert sum(sizes.values()) >= 300, (name, sizes)
 
 
 def test_a_paraphrase_of_a_held_out_question_is_refused():
@@ -147,8 +158,8 @@ def test_table_has_a_row_per_method_and_the_lift_columns():
     rows = [line for line in text.splitlines() if line.startswith("|")]
     head = [c.strip() for c in rows[0].strip("|").split("|")]
     assert head == [
-        "method", "train", "paraphrases", "held-out", "train lift", "paraphrase lift",
-        "held-out lift", "held-out lift per seed",
+        "method", "train", "paraphrases", "held-out", "train lift [95% CI]",
+        "paraphrase lift [95% CI]", "held-out lift [95% CI]", "held-out lift per seed",
     ]  # fmt: skip
     assert [r.split("|")[1].strip() for r in rows[2:]] == ["no-feedback", "contextual"]
     contextual = [c.strip() for c in rows[3].strip("|").split("|")]
@@ -187,3 +198,22 @@ def test_contextual_stays_pinned_while_default_follows_the_pack_defaults():
     assert pinned["ranking"]["k2"] == default["ranking"]["k2"] == 1
     assert default == PackSettings().replace(**shared).to_dict()
     assert Method("x", {"lam": 0.1, "no_such": 1}).known_settings() == ({"lam": 0.1}, ["no_such"])
+
+
+def test_a_lifts_interval_pairs_each_question_with_itself_in_the_baseline():
+    """Issue 29: every lift gets a paired bootstrap 95 % interval over questions."""
+    from dataclasses import replace
+
+    from evals.learning_report import lift_interval
+
+    runs = _result().runs
+    base = [True] * 5 + [False] * 5  # the baseline answers questions 0-4
+    gained = [True] * 5 + [True, True, False, False, False]  # + questions 5 and 6
+    hits = {"no-feedback": base, "contextual": gained}
+    result = replace(
+        _result(), runs=[replace(r, hits={"train": tuple(hits[r.method])}) for r in runs]
+    )
+    low, high = lift_interval(result, "contextual", "train", [0, 1])
+    assert 0.0 <= low < 0.2 < high <= 0.5  # mean +0.2 (2 of 10), never below 0 here
+    assert lift_interval(result, "no-feedback", "train", [0, 1]) == [0.0, 0.0]
+    assert lift_interval(_result(), "contextual", "train", [0, 1]) is None  # no hits kept

@@ -43,4 +43,4 @@ def test_committed_eval_set_matches_its_corpus():
     chunks = [obj for _, obj in read_jsonl(PYDOCS / "knowledge.jsonl")]
     loaded = load_eval_set(PYDOCS / "queries.jsonl")
     check_known_ids(loaded, {knowledge_id(c["source"], c["position"]) for c in chunks}, "pydocs")
-    assert len(loaded.queries) >= 190 and {q.split for q in loaded.queries} == {"train", "heldout"}
+    assert len(loaded.queries) >= 491 and {q.split for q in loaded.queries} == {"train", "heldout"}

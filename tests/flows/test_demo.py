@@ -24,7 +24,8 @@ def test_demo_flow_builds_learns_and_publishes(tmp_path):
         assert pack.count("reward_events") >= 24
         utilities = pack.store._table("memories").to_arrow()["utility"].to_pylist()
         assert any(u != 0.0 for u in utilities)
-    # the bundled voice note: sentence 5 (21.18-26.03 s, data/media/README.md) is recalled
+    # the bundled voice note: sentence 5 (21.18-26.03 s, packs/data/media/README.md) is
+    # recalled
     spoken = result.spoken
     assert spoken is not None
     media_chunks = spoken.ingest["chunks"]

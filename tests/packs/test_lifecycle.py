@@ -99,3 +99,27 @@ def test_a_pack_made_before_schema_2_opens_and_is_upgraded(tmp_root):
                              expires_at=datetime.now(UTC) + timedelta(hours=1)).id  # fmt: skip
         assert soon in pack.recall("printer offline").ids
         assert pack.forget([made]).removed["memories"] == 1
+
+
+def test_a_pack_made_before_schema_4_opens_and_is_upgraded(tmp_root):
+    """Schema 4 (issue 30) added the admission columns of ``memories`` and the provenance
+    columns of ``lesson_log``: a schema-3 Pack is read as it is, and upgraded when opened
+    writable."""
+    with Pack.open("old", tmp_root) as pack:
+        made = pack.remember("The printer on floor 3 jams", "Use the tray 2 paper").id
+        failed = {"at": datetime.now(UTC), "memory_id": made, "writer": "t", "status": "failed"}
+        pack.store_lessons([], [failed])
+        pack.store._table(schemas.MEMORIES).drop_columns([f.name for f in schemas.ADMISSION_FIELDS])
+        pack.store._table(schemas.LESSON_LOG).drop_columns(
+            [f.name for f in schemas.LESSON_PROVENANCE_FIELDS]
+        )
+        pack.store.write_meta({"schema_version": 3})
+    with Pack.open("old", tmp_root, read_only=True) as reader:
+        assert made in reader.search("printer jams").ids
+        assert reader.get(made)["lesson_provenance"] is None
+        assert [v.event for v in reader.history(made)] == ["remember"]
+    with Pack.open("old", tmp_root) as pack:
+        assert pack.store.read_meta()["schema_version"] == schemas.SCHEMA_VERSION
+        assert pack.get(made)["held_at"] is None
+        assert pack.store.has_column(schemas.LESSON_LOG, "model")
+        assert made in pack.recall("printer jams").ids

@@ -85,7 +85,7 @@ def _check_same(pack: Pack, ids: dict[str, str], expected: dict) -> None:
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_a_round_trip_through_a_folder_recalls_and_ranks_the_same(exported, tmp_path, kind):
     _root, ids, expected, files = exported
-    report = import_pack(files[kind].path, "copy", tmp_path)
+    report = import_pack(files[kind].path, "copy", tmp_path, keep_scopes=True)
     assert report.tables == files[kind].tables  # every table, every row
     assert report.rebuilt == 0 and not report.merged
     assert report.tables["reward_events"] == expected["rows"]["reward_events"] > 0
@@ -98,7 +98,10 @@ def test_a_round_trip_through_a_folder_recalls_and_ranks_the_same(exported, tmp_
 def test_a_round_trip_from_a_folder_to_s3_ranks_the_same(exported, s3):
     _root, ids, expected, files = exported
     target = s3.fresh_root()
-    report = import_pack(files["parquet"].path, "copy", target, storage_options=s3.storage_options)
+    options = s3.storage_options
+    report = import_pack(
+        files["parquet"].path, "copy", target, keep_scopes=True, storage_options=options
+    )
     assert report.tables["memories"] == files["parquet"].tables["memories"]
     with Pack.open("copy", target, storage_options=s3.storage_options) as copy:
         _check_same(copy, ids, expected)
@@ -112,9 +115,9 @@ def test_an_import_into_a_pack_with_rows_needs_merge_and_keeps_its_own(exported,
         import_pack(files["jsonl"].path, "mine", tmp_path)
     with Pack.open("mine", tmp_path, read_only=True) as mine:
         assert mine.count() == 1
-    report = import_pack(files["jsonl"].path, "mine", tmp_path, merge=True)
+    report = import_pack(files["jsonl"].path, "mine", tmp_path, merge=True, keep_scopes=True)
     assert report.merged and report.skipped == ["pack_meta"]
-    again = import_pack(files["parquet"].path, "mine", tmp_path, merge=True)  # idempotent
+    again = import_pack(files["parquet"].path, "mine", tmp_path, merge=True, keep_scopes=True)
     with Pack.open("mine", tmp_path, read_only=True) as mine:
         assert mine.count() == expected["rows"]["memories"] + 1
         assert mine.count("reward_events") == expected["rows"]["reward_events"]

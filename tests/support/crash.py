@@ -45,12 +45,13 @@ MEDIA_BATCH = 1  # one chunk per upsert batch: a kill can land between batches
 MEDIA_TRANSCRIBE = {"beam_size": 1}  # greedy decoding: the same path, in half the time
 
 # Learning workload: memories to remember (the last is a near-duplicate of a base
-# memory, so the merge path runs too), and ratings delivered with idempotency keys.
+# memory saying the same, so the merge path runs too: a different response would be a
+# correction, issue 30), and ratings delivered with idempotency keys.
 NEW_MEMORIES = (
     ("Gap down at the open on heavy volume", "Waited thirty minutes before any entry"),
     ("Position moved against me right after entry", "Cut it at the planned stop"),
     ("Friday afternoon and the market is thin", "Closed the day early"),
-    ("Stock broke out while I was away from the desk!", "Waited for a retest of the level"),
+    ("Stock broke out while I was away from the desk!", "Waited for the retest, then entered."),
 )
 RATINGS = (1.0, -0.5, 0.8, 0.3, -1.0, 0.6, 0.9, -0.2)
 
@@ -162,6 +163,10 @@ def run_learning(plan: KillPlan, trap: Trap) -> None:
 
     trap.phase[0] = "remember"
     with Pack.open(plan.pack, plan.root) as pack:
+        # Flushes on this thread: a step's write count is then the same in every run (a
+        # flush on the background thread no longer holds the caller back, issue 31, so
+        # how many commits a burst of ratings takes would vary with the timing).
+        pack._svc.background.stop()
         for intent, response in NEW_MEMORIES:
             pack.remember(intent, response)
         trap.phase[0] = "feedback"

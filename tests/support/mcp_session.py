@@ -8,7 +8,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -29,25 +29,33 @@ def mcp_command(*args: str) -> list[str]:
 
 
 @asynccontextmanager
-async def stdio_session(root: Path, *args: str) -> AsyncIterator[ClientSession]:
-    """A ``wolfie mcp ARGS`` process over stdio, with a session initialised on it."""
+async def stdio_session(
+    root: Path, *args: str, errlog: TextIO = sys.stderr, **client: Any
+) -> AsyncIterator[ClientSession]:
+    """A ``wolfie mcp ARGS`` process over stdio, with a session initialised on it; the
+    server's stderr goes to ``errlog``, ``client`` to the SDK's ``ClientSession`` (e.g. a
+    ``sampling_callback``)."""
     command = mcp_command(*args)
     params = StdioServerParameters(
         command=command[0], args=command[1:], env=mcp_env(root), cwd=str(REPO)
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write, **client) as session,
+    ):
         await session.initialize()
         yield session
 
 
 @asynccontextmanager
-async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
-    """A session on ``wolfie mcp --http`` at ``url``, with the bearer ``token``."""
+async def http_session(url: str, token: str, **options: Any) -> AsyncIterator[ClientSession]:
+    """A session on ``wolfie mcp --http`` at ``url``, with the bearer ``token``;
+    ``options`` go to the SDK's ``ClientSession``."""
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with (
         client,
         streamable_http_client(url, http_client=client) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, **options) as session,
     ):
         await session.initialize()
         yield session

@@ -13,27 +13,35 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
+RESPONSE = "Waited for the retest"  # what every near-duplicate intent answers
+
 
 def remember_at_once(
-    root: str, intents: list[str], barrier: Barrier, outbox: Queue, fold: bool = True
+    root: str,
+    intents: list[str | tuple[str, str]],
+    barrier: Barrier,
+    outbox: Queue,
+    fold: bool = True,
 ) -> None:
-    """Remember each of ``intents`` right after the barrier opens; put the results (id,
-    status, seconds) or the traceback in ``outbox``. ``fold=False`` switches the settling
-    of races off, to measure what it fixes (the benchmark's baseline)."""
+    """Remember each of ``intents`` (an intent, or an intent and its response) right after
+    the barrier opens; put the results (id, status, seconds) or the traceback in
+    ``outbox``. ``fold=False`` switches the settling of races off, to measure what it
+    fixes (the benchmark's baseline)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import packs.memories
+    import packs.remember_flow
     from packs import Pack
 
     if not fold:
-        packs.memories.settle = _unsettled  # type: ignore[attr-defined]
+        packs.remember_flow.settle = _unsettled  # type: ignore[attr-defined]
     try:
         with Pack.open("race", root) as pack:
             pack.search("warm up the model and the table handles")
             barrier.wait(timeout=300)
             results = []
-            for intent in intents:
+            for item in intents:
+                intent, response = (item, RESPONSE) if isinstance(item, str) else item
                 started = time.perf_counter()
-                result = pack.remember(intent, "Waited for the retest")
+                result = pack.remember(intent, response)
                 results.append((result.id, result.status, time.perf_counter() - started))
         outbox.put(("ok", results))
     except BaseException:  # noqa: BLE001 - reported to the parent, which fails loudly
@@ -41,7 +49,10 @@ def remember_at_once(
 
 
 def race(
-    root: str, plan: list[list[str]], fold: bool = True, timeout: float = 900
+    root: str,
+    plan: list[list[str]] | list[list[tuple[str, str]]],
+    fold: bool = True,
+    timeout: float = 900,
 ) -> list[list[tuple[str, str, float]]]:
     """One spawned process per list of ``plan``, all released by one barrier: each one's
     results from :func:`remember_at_once`; a worker's traceback is raised."""

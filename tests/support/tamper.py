@@ -68,3 +68,19 @@ def cut_short_creation(root: Path, name: str = "t", table: str = "memories") -> 
     ``_versions/`` and nothing else."""
     (root / name / f"{table}.lance" / "_versions").mkdir(parents=True)
     return root / name
+
+
+def corrupt_latest_manifest(pack_folder: Path, how: str, table: str = "memories") -> None:
+    """Damage the manifest of the table's newest version in place: its bytes scrambled
+    ("scramble"), its second half cut off ("truncate") or all of it ("empty")."""
+    versions = table_folder(pack_folder, table) / "_versions"
+    numbers = [int(p.stem) for p in versions.glob("*.manifest")]
+    newest = min(numbers) if min(numbers) > 2**63 else max(numbers)
+    path = versions / f"{newest}.manifest"
+    data = path.read_bytes()
+    damaged = {
+        "scramble": bytes(b ^ 0x5A for b in data),
+        "truncate": data[: len(data) // 2],
+        "empty": b"",
+    }
+    path.write_bytes(damaged[how])

@@ -85,3 +85,27 @@ def test_query_with_40000_where_terms_is_refused_not_a_crash(root: Path):
     line = one_line_exit_2(wolfie("query", "memories", "--pack", "known", "--root",
                                   str(root), *wheres))  # fmt: skip
     assert "40,000 terms" in line
+
+
+DEEP = "[" * 1000 + "]" * 1000
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["remember", "an order", "x", "--metadata", '{"k": ' + DEEP + "}"], "nested too deeply"),
+        (["remember", "an order", "x", "--metadata", '{"k": ' + HUGE + "}"], "5,000 digits"),
+        (["forget", "--where", '{"source": ' + DEEP + "}"], "nested too deeply"),
+        (["forget", "--where", '{"source": ' + HUGE + "}"], "5,000 digits"),
+        (["revise", "m_x", "--metadata", '{"k": ' + HUGE + "}"], "5,000 digits"),
+    ],
+)
+def test_json_options_python_cant_take_get_one_line(root: Path, args: list[str], says: str):
+    """Bug (issue 31, 9): --metadata or --where holding 1,000-deep nesting (RecursionError)
+    or a 5,000-digit integer (ValueError: Python's int-to-text limit) printed a traceback
+    and exited 1."""
+    line = one_line_exit_2(wolfie(*args, "--pack", "known", "--root", str(root)))
+    assert says in line
+    with Pack.open("known", root, read_only=True) as pack:
+        assert pack.count(kind="memory") == 1

@@ -91,3 +91,25 @@ def test_mcp_forget_is_bounded_to_a_pinned_scope(tmp_root):
             assert "unknown tool" in refused.lower()
 
     anyio.run(main)
+
+
+def test_mcp_purges_are_bounded_and_coalesce(tmp_root):
+    """Bug (issue 31, item 12): a pinned agent could repeat a one-row forget(purge=True),
+    and each call rewrote every tenant's text tables and dropped all time travel."""
+    with Pack.open("agent", tmp_root, settings={"flush": {"purge_every_seconds": 3.0}}) as pack:
+        notes = ("My locker code is 4512", "The printer jams on A3", "Lunch is at noon")
+        ids = [pack.remember(note, "noted", scope="alice").id for note in notes]
+
+    async def main() -> list[dict[str, object]]:
+        async with stdio_session(tmp_root, "--pack", "agent", "--scope", "alice") as pinned:
+            done = [await call(pinned, "forget", memory_ids=[m], purge=True) for m in ids]
+            await anyio.sleep(6)  # the queued purge runs while the server serves
+            return done
+
+    first, second, third = anyio.run(main)
+    assert first["purged"] is True and first["purge_at"] is None
+    assert second["purged"] is False and second["purge_at"] is not None
+    assert third["purge_at"] == second["purge_at"]  # both wait for one queued run
+    with Pack.open("agent", tmp_root, read_only=True) as reader:
+        stones = reader.query("forgotten").to_dicts()
+        assert len(stones) == 3 and all(stone["purged_at"] for stone in stones)

@@ -31,10 +31,19 @@ pytestmark = pytest.mark.slow
 
 TOKEN = "s3cret-test-token"
 WRITE_TOOLS = {
-    "recall", "remember", "feedback", "signal", "outcome", "resolve", "ingest", "ingest_status",
-    "forget", "revise",
-}  # fmt: skip
-READ_TOOLS = {"search", "maturity", "history"}
+    "recall",
+    "remember",
+    "feedback",
+    "signal",
+    "outcome",
+    "resolve",
+    "ingest",
+    "ingest_status",
+    "forget",
+    "revise",
+    "distill",
+}
+READ_TOOLS = {"search", "maturity", "history", "held"}
 
 
 def announced_url(proc: subprocess.Popen[str], timeout_s: float = 120) -> str:

@@ -10,8 +10,20 @@ import importlib
 import typer
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "ingest", "serve", "evals", "query", "memory", "correct", "transfer", "mcp", "doctor",
-)  # fmt: skip
+    "ingest",
+    "serve",
+    "evals",
+    "query",
+    "memory",
+    "correct",
+    "transfer",
+    "mcp",
+    "doctor",
+    "lessons",
+    "ranking",
+    "upkeep",
+    "api",
+)
 
 
 def register_all(app: typer.Typer) -> None:

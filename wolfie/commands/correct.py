@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from wolfie.commands.options import JsonArg, PackArg, RootArg
+from wolfie.commands.options import TEXT_HELP, JsonArg, PackArg, RootArg, read_texts
 from wolfie.commands.render import clip
 
 console = Console()
@@ -39,11 +39,14 @@ def revise(
     memory_id: IdArg,
     pack: PackArg,
     root: RootArg = None,
-    intent: Annotated[str | None, typer.Option(help="The new intent (re-embedded).")] = None,
-    response: Annotated[
-        str | None, typer.Option(help="The new response (re-embedded; restarts the utility).")
+    intent: Annotated[
+        str | None, typer.Option(help=f"The new intent, re-embedded ({TEXT_HELP}).")
     ] = None,
-    outcome: Annotated[str | None, typer.Option(help="The new outcome.")] = None,
+    response: Annotated[
+        str | None,
+        typer.Option(help=f"The new response, re-embedded; restarts the utility ({TEXT_HELP})."),
+    ] = None,
+    outcome: Annotated[str | None, typer.Option(help=f"The new outcome ({TEXT_HELP}).")] = None,
     polarity: Annotated[
         str | None,
         typer.Option(help="success, failure, or none to clear it (restarts the utility)."),
@@ -60,13 +63,21 @@ def revise(
     from packs.pack import Pack
     from wolfie import agent_tools, corrections
 
+    texts = read_texts(intent=intent, response=response, outcome=outcome)
     meta = agent_tools.parse_metadata(metadata)
     with Pack.open(pack, root, create=False) as handle:
         result = corrections.revise(
-            handle, memory_id, intent=intent, response=response, outcome=outcome,
-            polarity=polarity, metadata=meta, source=source, scope=scope,
+            handle,
+            memory_id,
+            intent=texts["intent"],
+            response=texts["response"],
+            outcome=texts["outcome"],
+            polarity=polarity,
+            metadata=meta,
+            source=source,
+            scope=scope,
             any_scope=scope is None,
-        )  # fmt: skip
+        )
     if as_json:
         _print_json(result.to_dict())
         return
@@ -109,6 +120,8 @@ def history(
             lines.append(f"absorbed: {_cell(version.absorbed.get('intent'))}")
         if version.utility_reset and version.utility_before is not None:
             lines.append(f"utility {version.utility_before:+.3f} -> prior")
+        if version.reason:
+            lines.append(f"reason: {clip(version.reason, CHANGE_CHARS * 2)}")
         table.add_row(
             str(version.version), f"{version.at:%Y-%m-%d %H:%M:%S}", version.event,
             Text(version.source or ""), Text("\n".join(lines)),

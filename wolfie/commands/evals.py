@@ -236,6 +236,13 @@ def learn_bench_command(
             raise ValueError(seeds)
     except ValueError:
         _fail(InvalidInput(f"--seeds must list integers, e.g. '0,1,2'; got {seeds!r}."))
+    if corpus is None and not bench.DEFAULT_CORPUS.is_dir():  # an installed wheel
+        _fail(
+            InvalidInput(
+                f"No corpus at {bench.DEFAULT_CORPUS}: the learning benchmark's corpora ship with "
+                "the source repository (data/evals), not the package; pass --corpus FOLDER."
+            )
+        )
     try:
         config = BenchConfig(
             corpus=corpus or bench.DEFAULT_CORPUS, eval_set=eval_set, paraphrases=paraphrases,

@@ -21,9 +21,16 @@ from packs.ingest.policy import (
     IngestPolicy,
 )
 from wolfie.commands.options import PackArg, RootArg
+from wolfie.mcp import catalog
 from wolfie.mcp.ingest_runs import DEFAULT_MAX_RUNS
+from wolfie.mcp.lesson_limits import LessonLimits
 
 TOKEN_ENV = "WOLFIE_MCP_TOKEN"
+HELP = (
+    "Serve a Pack to agent hosts over MCP: stdio by default, or streamable HTTP. Agents "
+    "ingest nothing unless --ingest-root or --ingest-url-prefix allows it."
+)
+READS = ", ".join(t.name for t in catalog.served(read_only=True))
 
 
 def parse_http(address: str) -> tuple[str, int]:
@@ -47,12 +54,15 @@ def is_loopback(host: str) -> bool:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(
+        short_help="Serve a Pack to agent hosts over MCP: stdio, or streamable HTTP.",
+        help=f"{HELP}\n\n{catalog.help_text()}",
+    )
     def mcp(
         pack: PackArg,
         root: RootArg = None,
         read_only: Annotated[
-            bool, typer.Option("--read-only", help="Only the read tools (search, maturity).")
+            bool, typer.Option("--read-only", help=f"Only the read tools ({READS}).")
         ] = False,
         scope: Annotated[
             str | None,
@@ -85,20 +95,33 @@ def register(app: typer.Typer) -> None:
         max_media_mb: Annotated[
             int, typer.Option(min=1, help="Largest media file or download an agent may ingest.")
         ] = DEFAULT_MAX_MEDIA_BYTES >> 20,
+        lesson_rate: Annotated[
+            int,
+            typer.Option(
+                min=0,
+                max=600,
+                help="Lessons a minute the server may ask of each sampling client's model "
+                "after a reward (0: never ask; the template and batch writers remain).",
+            ),
+        ] = LessonLimits.per_minute,
+        lesson_timeout: Annotated[
+            float,
+            typer.Option(min=1.0, max=600.0, help="Seconds to wait for a client's lesson."),
+        ] = LessonLimits.timeout_s,
     ) -> None:
-        """Serve a Pack to agent hosts over MCP: stdio by default, or streamable HTTP.
-
-        Tools: recall, remember, feedback, signal, outcome, resolve, ingest, ingest_status,
-        search, maturity (a read-only server has only search and maturity). Agents ingest
-        nothing unless --ingest-root or --ingest-url-prefix allows it.
-        """
+        """Serve a Pack to agent hosts over MCP (help: HELP and the tool catalog). A client
+        that declares sampling is asked for the lessons its rewards earned, within
+        --lesson-rate and --lesson-timeout."""
         from wolfie.mcp.runtime import IngestLimits, serve_http, serve_stdio
 
         root = root or os.environ.get("WOLFIE_ROOT")
         policy = IngestPolicy.build(
             ingest_root or (), ingest_url_prefix or (), max_document_mb << 20, max_media_mb << 20
         )
-        ingest = IngestLimits(policy, max_ingest_runs)
+        lessons = LessonLimits(
+            enabled=lesson_rate > 0, per_minute=lesson_rate, timeout_s=lesson_timeout
+        )
+        ingest = IngestLimits(policy, max_ingest_runs, lessons)
         if http is None:
             serve_stdio(pack, root, read_only=read_only, scope=scope, ingest=ingest)
             return

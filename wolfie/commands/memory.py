@@ -1,4 +1,5 @@
-"""``wolfie remember | feedback | signal | forget | packs``: an agent's loop from the shell.
+"""``wolfie remember | feedback | signal | outcome | forget | packs``: an agent's loop from
+the shell.
 
 Thin wrappers over :mod:`wolfie.agent_tools`, the code path the MCP server shares. Every
 command prints a short human summary, or the result's JSON with ``--json``. Text from
@@ -16,17 +17,21 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from wolfie.commands.options import JsonArg, PackArg, RootArg
+from wolfie.commands.options import (
+    TEXT_HELP,
+    JsonArg,
+    KeyArg,
+    PackArg,
+    RootArg,
+    ScopeArg,
+    read_texts,
+)
+from wolfie.commands.render import clip
 
 if TYPE_CHECKING:  # the engine loads only inside a command (wolfie --help stays fast)
-    from packs.records import FeedbackResult
+    from packs.records import FeedbackResult, RememberResult
 
 console = Console()
-
-KeyArg = Annotated[
-    str | None,
-    typer.Option("--key", help="Idempotency key: a redelivered reward with it applies once."),
-]
 
 
 def register(app: typer.Typer) -> None:
@@ -35,18 +40,24 @@ def register(app: typer.Typer) -> None:
     app.command(
         name="signal", short_help="Record an implicit signal: acted_on, accepted, edited, ignored."
     )(signal)
+    app.command(name="outcome", short_help="Reward an episode by a measured outcome (a P&L).")(
+        outcome
+    )
     app.command(
         name="forget", short_help="Forget memories, a user's scope, or what a filter matches."
     )(forget)
     app.command(name="packs", short_help="List the Packs under a root.")(packs)
+    memory = typer.Typer(no_args_is_help=True, help="Memories on probation (admission control).")
+    memory.command(name="held", short_help="List the memories waiting on probation.")(held)
+    app.add_typer(memory, name="memory", short_help="Memories on probation.")
 
 
 def remember(
-    intent: Annotated[str, typer.Argument(help="What was asked or the situation.")],
-    response: Annotated[str, typer.Argument(help="What was done or answered.")],
+    intent: Annotated[str, typer.Argument(help=f"What was asked or the situation ({TEXT_HELP}).")],
+    response: Annotated[str, typer.Argument(help=f"What was done or answered ({TEXT_HELP}).")],
     pack: PackArg,
     root: RootArg = None,
-    outcome: Annotated[str | None, typer.Option(help="How it turned out.")] = None,
+    outcome: Annotated[str | None, typer.Option(help=f"How it turned out ({TEXT_HELP}).")] = None,
     polarity: Annotated[
         str | None, typer.Option(help="success or failure (a failure is shown as a WARNING).")
     ] = None,
@@ -54,26 +65,70 @@ def remember(
         str | None, typer.Option(help='A JSON object, e.g. \'{"symbol": "NVDA"}\'.')
     ] = None,
     source: Annotated[str, typer.Option(help="Provenance recorded with the memory.")] = "cli",
+    confidence: Annotated[
+        float | None,
+        typer.Option(help="How sure you are, 0 to 1 (admission control may hold it)."),
+    ] = None,
+    episode: Annotated[
+        str | None,
+        typer.Option(help="The episode it comes from: its positive reward confirms a hold."),
+    ] = None,
+    scope: ScopeArg = None,
     as_json: JsonArg = False,
 ) -> None:
     """Store INTENT and RESPONSE as a memory (created if the Pack is new); a near-duplicate
-    intent is merged into the memory it repeats."""
+    intent (in the same scope) is merged into the memory it repeats, or supersedes it when
+    the response, polarity or outcome says something else (a correction). With the Pack's
+    admission policy on it may be held on probation or refused, with the reason. A text
+    too long for the shell comes from standard input (-) or a file (@FILE)."""
     from packs.pack import Pack
     from wolfie import agent_tools
 
+    texts = read_texts(intent=intent, response=response, outcome=outcome)
     meta = agent_tools.parse_metadata(metadata)
     with Pack.open(pack, root) as handle:
         result = agent_tools.remember(
-            handle, intent, response, outcome=outcome, polarity=polarity, metadata=meta,
+            handle,
+            texts["intent"] or "",
+            texts["response"] or "",
+            outcome=texts["outcome"],
+            polarity=polarity,
+            metadata=meta,
             source=source,
-        )  # fmt: skip
+            scope=scope,
+            confidence=confidence,
+            episode_id=episode,
+        )
     if as_json:
         _print_json(result.to_dict())
         return
-    line = Text.assemble(f"{result.status.capitalize()} memory ", (result.id, "bold"))
+    console.print(remember_line(result))
+
+
+def remember_line(result: RememberResult) -> Text:
+    """What ``remember`` did, in one line (a correction names what it superseded)."""
+    if result.id is None:  # refused by admission control
+        return Text(f"Refused: nothing stored ({result.reason}).")
+    if result.status == "held":
+        return Text.assemble(
+            "Held memory ",
+            (result.id, "bold"),
+            f" on probation: recalled once a repeat or a reward confirms it ({result.reason}).",
+        )
+    if result.status == "superseded":
+        line = Text.assemble(
+            "Created memory ",
+            (result.id, "bold"),
+            "; it supersedes memory ",
+            (str(result.superseded), "bold"),
+        )
+    else:
+        line = Text.assemble(f"{result.status.capitalize()} memory ", (result.id, "bold"))
     if result.similarity is not None and result.status == "merged":
         line.append(f" (intent similarity {result.similarity:.2f})")
-    console.print(line)
+    if result.reason:
+        line.append(f" ({result.reason})")
+    return line
 
 
 def feedback(
@@ -120,6 +175,27 @@ def signal(
     _print_reward(result, as_json)
 
 
+def outcome(
+    episode_id: Annotated[
+        str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
+    ],
+    amount: Annotated[
+        float, typer.Option("--amount", "-a", help="The measured outcome, e.g. a P&L of -1.4.")
+    ],
+    pack: PackArg,
+    root: RootArg = None,
+    key: KeyArg = None,
+    as_json: JsonArg = False,
+) -> None:
+    """Reward EPISODE_ID by a measured outcome: tanh(amount / the Pack's outcome scale)."""
+    from packs.pack import Pack
+    from wolfie.mcp import ops
+
+    with Pack.open(pack, root, create=False) as handle:
+        result = ops.outcome(handle, episode_id, amount, idempotency_key=key)
+    _print_reward(result, as_json)
+
+
 def forget(
     pack: PackArg,
     memory_id: Annotated[
@@ -148,7 +224,7 @@ def forget(
     from wolfie import agent_tools
     from wolfie.forget_tool import forget as forget_rows
 
-    filters = agent_tools.parse_metadata(where)
+    filters = agent_tools.parse_metadata(where, "--where")
     with Pack.open(pack, root, create=False) as handle:
         result = forget_rows(handle, memory_id or None, scope=scope, where=filters, purge=purge)
     if as_json:
@@ -161,7 +237,45 @@ def forget(
              f"(rows removed: {removed or 'none'}).")
     )  # fmt: skip
     later = "Older versions still hold them until --purge or maintain-pack runs."
+    if result.purge_at is not None:  # within a minute of the Pack's last purge
+        later = (
+            "The Pack was purged within the last minute (one purge a minute at most): this "
+            "forget's purge is pending, for the next purge from "
+            f"{result.purge_at.isoformat(timespec='seconds')} on or maintain-pack."
+        )
     console.print(Text("Older versions were purged too." if result.purged else later))
+
+
+def held(
+    pack: PackArg,
+    root: RootArg = None,
+    scope: Annotated[
+        str | None, typer.Option(help="Only what this user or session sees (default: all).")
+    ] = None,
+    as_json: JsonArg = False,
+) -> None:
+    """List the memories on probation: stored, not recalled until a repeat or a positive
+    reward of their episode confirms them (admission control, docs/admission.md)."""
+    from packs.pack import Pack
+    from wolfie import agent_tools
+
+    with Pack.open(pack, root, read_only=True) as handle:
+        found = agent_tools.held(handle, scope=scope, every=scope is None)
+    if as_json:
+        _print_json(found.to_dict())
+        return
+    table = Table(title=Text(f"Held in Pack {pack}: {len(found.memories)}"), title_justify="left")
+    for column in ("id", "held since", "intent", "response", "why"):
+        table.add_column(column)
+    for m in found.memories:
+        table.add_row(
+            Text(m.id),
+            f"{m.held_at:%Y-%m-%d %H:%M}",
+            Text(clip(m.intent, 60)),
+            Text(clip(m.response or "", 60)),
+            Text(m.reason or ""),
+        )
+    console.print(table)
 
 
 def packs(root: RootArg = None, as_json: JsonArg = False) -> None:

@@ -48,13 +48,23 @@ def import_(
         bool,
         typer.Option(help="Add the file's new rows to a Pack that holds rows (keeps its own)."),
     ] = False,
+    scope: Annotated[
+        str | None,
+        typer.Option(help="Make every memory and episode of the file this user's or session's."),
+    ] = None,
+    keep_scopes: Annotated[
+        bool,
+        typer.Option(help="Keep the file's scopes (restoring a whole Pack you exported)."),
+    ] = False,
     as_json: JsonArg = False,
 ) -> None:
-    """Read FILE into the Pack (created if missing; one that holds rows needs --merge). A
-    file from another embedding space is refused. Utilities are rebuilt from the log."""
+    """Read FILE into the Pack (created if missing; one that holds rows needs --merge). The
+    whole file is checked before anything is written; a file from another embedding space
+    is refused, and so is a scoped row unless --scope or --keep-scopes says whose it is.
+    Utilities are rebuilt from the log."""
     from packs.transfer.pack_io import import_pack
 
-    report = import_pack(file, pack, root, merge=merge)
+    report = import_pack(file, pack, root, merge=merge, scope=scope, keep_scopes=keep_scopes)
     merged = " (merged)" if report.merged else ""
     _show(report, as_json, f"Imported {report.path} into Pack {report.pack}{merged}")
 

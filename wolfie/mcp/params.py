@@ -1,9 +1,10 @@
 """One description and one set of limits per MCP tool parameter name, for every tool.
 
 A tool is a plain function; :func:`describe` gives each of its parameters the row of
-:data:`PARAMS` that its name picks (a pydantic ``Field``: description, range, length),
-so the SDK publishes them in the tool's input schema and refuses what breaks them
-before the tool runs. A parameter with no row is a programming error, raised when the
+:data:`PARAMS` that its name picks (a pydantic ``Field``: description, range, length;
+a ``tool.name`` row first, where one tool's parameter means something else), so the SDK
+publishes them in the tool's input schema and refuses what breaks them before the tool
+runs. A parameter with no row is a programming error, raised when the
 server is built: add the row here (one line per name, shared by every tool using it).
 Text lengths follow the Pack's ``max_text_chars``; a signal's name is an enum of the
 Pack's own reward vocabulary.
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from packs.store.filters import MAX_FILTER_TERMS, MAX_FILTER_VALUES
@@ -100,9 +102,25 @@ PARAMS: dict[str, Param] = {
         "list of values (as recall's filters).",
         {"min_length": 1, "max_length": MAX_FILTER_TERMS},
     ),
+    "confidence": Param(
+        "How sure you are of this memory, 0 to 1; with the Pack's admission control on, a "
+        "low one holds it on probation until a repeat or a positive reward confirms it.",
+        {"ge": 0.0, "le": 1.0, "allow_inf_nan": False},
+    ),
     "purge": Param(
         "Also remove the older stored versions and files that still hold the rows, now "
         "(else the nightly maintain-pack does)."
+    ),
+    # A row for one tool's parameter, where the shared one would say the wrong thing.
+    "forget.memory_ids": Param(
+        "The ids of the memories or knowledge chunks to forget, as recall, search or "
+        "remember returned them.",
+        {"min_length": 1, "max_length": MAX_MEMORY_IDS},
+    ),
+    "forget.scope": Param(
+        "Forget every row of this user or session: its memories, its knowledge and the "
+        "episodes recalled in it.",
+        {"min_length": 1, "max_length": MAX_SCOPE_CHARS},
     ),
 }
 
@@ -112,9 +130,12 @@ def describe(fn: Callable[..., Any], max_text_chars: int, vocabulary: Sequence[s
     signature = inspect.signature(fn, eval_str=True)
     described = []
     for param in signature.parameters.values():
-        if param.name not in PARAMS:
+        if inspect.isclass(param.annotation) and issubclass(param.annotation, Context):
+            described.append(param)  # the SDK's request context, not a client argument
+            continue
+        row = PARAMS.get(f"{fn.__name__}.{param.name}") or PARAMS.get(param.name)
+        if row is None:
             raise KeyError(f"MCP parameter {param.name!r} of {fn.__name__} has no row in PARAMS.")
-        row = PARAMS[param.name]
         limits = dict(row.limits)
         if limits.pop(TEXT, None):
             limits["max_length"] = max_text_chars

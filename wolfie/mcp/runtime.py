@@ -20,6 +20,7 @@ import uvicorn
 from packs.ingest.policy import IngestPolicy
 from packs.pack import Pack
 from wolfie.mcp.ingest_runs import DEFAULT_MAX_RUNS, IngestRuns
+from wolfie.mcp.lesson_limits import LessonLimits
 from wolfie.mcp.server import build_server
 
 log = logging.getLogger("wolfie.mcp")
@@ -71,6 +72,7 @@ class IngestLimits:
 
     policy: IngestPolicy = field(default_factory=IngestPolicy)
     max_runs: int = DEFAULT_MAX_RUNS
+    lessons: LessonLimits = field(default_factory=LessonLimits)  # sampled lessons' bounds
 
 
 def serve_stdio(
@@ -83,7 +85,7 @@ def serve_stdio(
     try:
         limits = ingest or IngestLimits()
         runs = IngestRuns(pack, root, limits.policy, limits.max_runs)
-        build_server(handle, scope=scope, runs=runs).run("stdio")
+        build_server(handle, scope=scope, runs=runs, lessons=limits.lessons).run("stdio")
     finally:
         handle.close()
 
@@ -95,7 +97,7 @@ def http_app(
     """The streamable HTTP app at ``/mcp``, behind the token check when a token is set."""
     limits = ingest or IngestLimits()
     runs = IngestRuns(handle.name, root, limits.policy, limits.max_runs)
-    server = build_server(handle, scope=scope, runs=runs)
+    server = build_server(handle, scope=scope, runs=runs, lessons=limits.lessons)
     app: ASGIApp = server.streamable_http_app(streamable_http_path="/mcp", host=host)
     return app if token is None else BearerToken(app, token)
 

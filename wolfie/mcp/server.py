@@ -11,7 +11,8 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
   and enforced in recall filters (``packs/store/scopes.py``). A server started with a scope is
   pinned to it: a call naming another scope is refused.
 - **Read-only**: ``--read-only`` opens the Pack read-only and registers only the reads:
-  ``search``, ``maturity`` and ``history``. The read tools carry MCP's ``readOnlyHint``.
+  ``search``, ``maturity``, ``history`` and ``held``. The read tools carry MCP's
+  ``readOnlyHint``.
 - **Parameters**: every one has a description and limits in the input schema
   (:mod:`wolfie.mcp.params`), so a client sees the rating range, ``k``'s bounds and the
   Pack's signal names before it calls.
@@ -19,8 +20,13 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
   nothing without them), at most ``--max-ingest-runs`` at once, each source within its
   size limit (:mod:`wolfie.mcp.ingest_runs`, ``packs/ingest/policy.py``); a scoped call's
   chunks belong to its scope. ``ingest_status`` reads a run back.
-- **Errors**: a ``WolfieError`` becomes a tool error carrying its message; the SDK turns
-  any other exception into a tool error too, so no call crashes the server.
+- **Errors**: a ``WolfieError`` becomes a tool error carrying its message, and a schema
+  violation one line naming the parameter and its limit (:class:`WolfieServer`); the SDK
+  turns any other exception into a tool error too, so no call crashes the server.
+- **Tools**: listed once, in :mod:`wolfie.mcp.catalog` (``wolfie mcp --help`` reads it).
+- **Lessons**: ``feedback``, ``outcome`` and ``resolve`` store the reward, then ask a
+  client that declares ``sampling`` for the lessons it earned (:mod:`wolfie.mcp.lessons`);
+  ``distill`` asks on demand.
 - **Durability**: every write tool flushes before it answers, so an acknowledged write
   is stored (or the call returned an error). ``recall`` hands its episode to the
   background flusher as it answers (stored within about 0.25 s, a burst of recalls sharing
@@ -30,13 +36,17 @@ the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed resu
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import ValidationError
 
 from packs.errors import InvalidInput, WolfieError
 from packs.ingest.policy import IngestPolicy
@@ -44,11 +54,17 @@ from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult, RevisionResult
 from wolfie import agent_tools, corrections, forget_tool
+from wolfie.agent_tools import HeldList, ScopeGuard
 from wolfie.corrections import History
+from wolfie.input_errors import one_line
+from wolfie.mcp import catalog
 from wolfie.mcp import ops as mcp_ops
 from wolfie.mcp.ingest_runs import IngestRuns, IngestStarted, IngestStatus
-from wolfie.mcp.ops import Resolved
+from wolfie.mcp.lesson_limits import LessonLimits
+from wolfie.mcp.lessons import SampledLessons
+from wolfie.mcp.ops import Distilled, Resolved, Rewarded, episode_memories, with_lessons
 from wolfie.mcp.params import FILTERS, describe
+from wolfie.mcp.stdio import AnsweringServer
 
 INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
 1. Before answering, call `recall` with the user's request. Use the returned `prompt`
@@ -59,8 +75,9 @@ INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
    a P&L) or `resolve` (the final response, with success if known). Rewards move the
    utility of every recalled memory, so the next recall ranks better.
 3. `remember` what was asked, what was done and how it turned out.
-4. When a memory proves wrong, `revise` it (same id) rather than remember a contradiction;
-   `history` shows its versions.
+4. When a fact changes, `remember` the new one for the same situation: it supersedes the
+   old memory, which stays only as history. To fix a wording in place, `revise` it (same
+   id); `history` shows a memory's versions.
 Pass the same `scope` (a user or session id) to every call for one user."""
 
 T = TypeVar("T")
@@ -69,29 +86,48 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world
 FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
 # changes or removes what is stored (a client may ask the user first)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+ANNOTATIONS: dict[catalog.Kind, ToolAnnotations] = dict(
+    read=READ, status=READ, write=WRITE, fetch=FETCH, destroy=DESTROY
+)
 
 Json = str | int | float | bool | None
+LESSONS = (
+    "If your client supports sampling, the server then asks your model to write the "
+    "lesson of each memory the reward moved (`lessons` says what became of each); the "
+    "reward is stored first either way."
+)
 
 
-class ScopeGuard:
-    """The scope a call runs in: the server's pinned scope, or the one the call names."""
+class WolfieServer(AnsweringServer):
+    """The SDK's server, with a schema violation told on one line: the parameter, the
+    limit it broke and what was sent (the SDK's text is pydantic's multi-line dump with
+    a documentation URL)."""
 
-    def __init__(self, pinned: str | None) -> None:
-        self.pinned = pinned
-
-    def __call__(self, requested: str | None) -> str | None:
-        if self.pinned is None:
-            return requested
-        if requested is not None and requested != self.pinned:
-            raise InvalidInput(
-                f"This server is pinned to scope {self.pinned!r}; a call can't use "
-                f"scope {requested!r}."
-            )
-        return self.pinned
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            message = f"Error executing tool {name}: InvalidInput: {one_line(cause.errors())}"
+            raise ToolError(message) from cause
 
 
 def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
     """A WolfieError becomes an MCP tool error carrying its clear message."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def waiting(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except WolfieError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+
+        return waiting  # type: ignore[return-value]
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> T:
@@ -104,30 +140,55 @@ def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
 
 
 def build_server(
-    pack: Pack, *, scope: str | None = None, runs: IngestRuns | None = None
+    pack: Pack,
+    *,
+    scope: str | None = None,
+    runs: IngestRuns | None = None,
+    lessons: LessonLimits | None = None,
 ) -> MCPServer:
-    """An MCP server over an open ``pack``; the write tools only if it is writable.
-    ``runs`` starts ingest runs within the operator's policy (default: none allowed)."""
-    server: MCPServer = MCPServer(
+    """An MCP server over an open ``pack``: the tools of :mod:`wolfie.mcp.catalog`, the
+    write tools only if it is writable. ``runs`` starts ingest runs within the operator's
+    policy (default: none allowed); ``lessons`` bounds the lessons asked of sampling
+    clients (wolfie/mcp/lessons.py)."""
+    server = WolfieServer(
         name="wolfie", title=f"Wolfie Pack {pack.name}", instructions=INSTRUCTIONS
     )
     guard = ScopeGuard(scope)
     runs = runs or IngestRuns(pack.name, None, IngestPolicy())
     limits = (pack.settings.max_text_chars, tuple(pack.settings.rewards.vocabulary))
-
-    def add(
-        fn: Callable[..., Any], description: str, *, flush: bool | None = False,
-        annotations: ToolAnnotations = WRITE,
-    ) -> None:  # fmt: skip
-        def flushed(*args: Any, **kwargs: Any) -> Any:
-            result = fn(*args, **kwargs)
-            pack.flush(wait=flush is True)  # acknowledged means stored (None: soon)
-            return result
-
+    bodies = {fn.__name__: fn for fn in _tools(pack, guard, runs, SampledLessons(pack, lessons))}
+    if set(bodies) != {spec.name for spec in catalog.TOOLS}:
+        raise KeyError(f"MCP tools {sorted(bodies)} differ from wolfie/mcp/catalog.py.")
+    texts = {"filters": FILTERS, "ingest": runs.policy.describe(), "lessons": LESSONS}
+    for spec in catalog.served(pack.read_only):
+        fn = bodies[spec.name]
         describe(fn, *limits)
-        body = functools.wraps(fn)(flushed) if flush is not False else fn
-        server.add_tool(tool_errors(body), name=fn.__name__, description=description,
-                        annotations=annotations)  # fmt: skip
+        body = _flushed(pack, fn, spec.flush) if spec.flush is not False else fn
+        server.add_tool(
+            tool_errors(body),
+            name=spec.name,
+            description=spec.description.format(**texts),
+            annotations=ANNOTATIONS[spec.kind],
+        )
+    return server
+
+
+def _flushed(pack: Pack, fn: Callable[..., T], wait: bool | None) -> Callable[..., T]:
+    """``fn``, then a flush: acknowledged means stored (``wait=None``: stored soon)."""
+
+    @functools.wraps(fn)
+    def flushed(*args: Any, **kwargs: Any) -> T:
+        result = fn(*args, **kwargs)
+        pack.flush(wait=wait is True)
+        return result
+
+    return flushed
+
+
+def _tools(
+    pack: Pack, guard: ScopeGuard, runs: IngestRuns, sampled: SampledLessons
+) -> list[Callable[..., Any]]:
+    """The tool bodies: thin calls into the front door (:mod:`wolfie.agent_tools`)."""
 
     def search(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
@@ -141,57 +202,122 @@ def build_server(
     def history(memory_id: str, scope: str | None = None) -> History:
         return corrections.history(pack, memory_id, scope=guard(scope))
 
-    add(search, "Rank the Pack's memories and knowledge for `query` without logging an "
-        "episode (read-only; use `recall` when you will give feedback). `filters`: "
-        f"{FILTERS} `scope` is a user or session id.", annotations=READ)  # fmt: skip
-    add(maturity, "How mature the Pack is: episode count, utility convergence against the "
-        "EMA noise floor, hit rate, coverage, feedback density, and the stage (cold, "
-        "warming, warm).", annotations=READ)  # fmt: skip
-    add(history, "A memory's versions, oldest first: when it was created, merged with a "
-        "near-duplicate or revised, what changed (old and new values) and from which call. "
-        "Only memories this `scope` can recall.", annotations=READ)  # fmt: skip
-    if pack.read_only:
-        return server
-
     def recall(
         query: str, k: int | None = None, filters: dict[str, Json] | None = None,
         scope: str | None = None,
     ) -> Recall:  # fmt: skip
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=True)
 
+    def held(scope: str | None = None) -> HeldList:
+        return agent_tools.held(pack, scope=guard(scope))
+
     def remember(
-        intent: str, response: str, outcome: str | None = None,
+        intent: str,
+        response: str,
+        outcome: str | None = None,
         polarity: Literal["success", "failure"] | None = None,
-        metadata: dict[str, Json] | None = None, scope: str | None = None,
-    ) -> RememberResult:  # fmt: skip
+        metadata: dict[str, Json] | None = None,
+        scope: str | None = None,
+        confidence: float | None = None,
+        episode_id: str | None = None,
+    ) -> RememberResult:
         return agent_tools.remember(
-            pack, intent, response, outcome=outcome, polarity=polarity, metadata=metadata,
+            pack,
+            intent,
+            response,
+            outcome=outcome,
+            polarity=polarity,
+            metadata=metadata,
             scope=guard(scope),
-        )  # fmt: skip
-
-    def feedback(
-        episode_id: str, rating: float, idempotency_key: str | None = None
-    ) -> FeedbackResult:
-        return agent_tools.feedback(pack, episode_id, rating, idempotency_key=idempotency_key)
-
-    def signal(
-        episode_id: str, name: str, memory_ids: list[str] | None = None,
-        idempotency_key: str | None = None,
-    ) -> FeedbackResult:  # fmt: skip
-        return agent_tools.signal(
-            pack, episode_id, name, memory_ids, idempotency_key=idempotency_key
+            confidence=confidence,
+            episode_id=episode_id,
         )
 
-    def outcome(
-        episode_id: str, amount: float, idempotency_key: str | None = None
-    ) -> FeedbackResult:
-        return mcp_ops.outcome(pack, episode_id, amount, idempotency_key=idempotency_key)
+    async def rewarded(ctx: Context, reward: Callable[[], FeedbackResult]) -> Rewarded:
+        """Apply and store the reward, then ask for the lessons it earned."""
+        result = await anyio.to_thread.run_sync(reward)
+        await anyio.to_thread.run_sync(pack.flush)  # stored before any sampling
+        moved = [] if result.duplicate else list(result.track_records)
+        return with_lessons(result, await sampled.earned(ctx, result.episode_id, moved))
 
-    def resolve(
-        episode_id: str, response: str, success: bool | None = None,
+    async def feedback(
+        episode_id: str,
+        rating: float,
+        ctx: Context,
         idempotency_key: str | None = None,
-    ) -> Resolved:  # fmt: skip
-        return mcp_ops.resolve(pack, episode_id, response, success, idempotency_key=idempotency_key)
+        scope: str | None = None,
+    ) -> Rewarded:
+        return await rewarded(
+            ctx,
+            lambda: agent_tools.feedback(
+                pack, episode_id, rating, idempotency_key=idempotency_key, scope=guard(scope)
+            ),
+        )
+
+    def signal(
+        episode_id: str,
+        name: str,
+        memory_ids: list[str] | None = None,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+    ) -> FeedbackResult:
+        key = idempotency_key
+        return agent_tools.signal(
+            pack, episode_id, name, memory_ids, idempotency_key=key, scope=guard(scope)
+        )
+
+    async def outcome(
+        episode_id: str,
+        amount: float,
+        ctx: Context,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+    ) -> Rewarded:
+        return await rewarded(
+            ctx,
+            lambda: mcp_ops.outcome(
+                pack, episode_id, amount, idempotency_key=idempotency_key, scope=guard(scope)
+            ),
+        )
+
+    async def resolve(
+        episode_id: str,
+        response: str,
+        ctx: Context,
+        success: bool | None = None,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+    ) -> Resolved:
+        done = await anyio.to_thread.run_sync(
+            lambda: mcp_ops.resolve(
+                pack,
+                episode_id,
+                response,
+                success,
+                idempotency_key=idempotency_key,
+                scope=guard(scope),
+            )
+        )
+        await anyio.to_thread.run_sync(pack.flush)  # stored before any sampling
+        notes = await sampled.earned(ctx, episode_id, list(done.rewarded))
+        return dataclasses.replace(done, lessons=notes)
+
+    async def distill(
+        ctx: Context,
+        memory_ids: list[str] | None = None,
+        episode_id: str | None = None,
+        scope: str | None = None,
+    ) -> Distilled:
+        def chosen() -> list[str]:
+            if (memory_ids is None) == (episode_id is None):
+                raise InvalidInput("distill takes memory_ids or an episode_id (one of them).")
+            ids = memory_ids or episode_memories(pack, episode_id or "")
+            for memory_id in ids:
+                corrections.require_visible(pack, memory_id, guard(scope))
+            return ids
+
+        ids = await anyio.to_thread.run_sync(chosen)
+        return Distilled(await sampled.distill(ctx, ids, episode_id))
 
     def forget(
         memory_ids: list[str] | None = None, scope: str | None = None,
@@ -217,39 +343,6 @@ def build_server(
     def ingest_status(run_id: str, scope: str | None = None) -> IngestStatus:
         return runs.status(run_id, guard(scope))
 
-    add(recall, "Call this BEFORE answering. Returns an `episode_id`, a `prompt` block to "
-        "put in your context (lessons first; WARNING items misled before: avoid them) and "
-        "the ranked `items` (id, kind, text, similarity, utility, score; start_s/end_s "
-        "for media). Keep the episode_id and reward it when the outcome is known. "
-        f"`filters`: {FILTERS}", flush=None)  # fmt: skip
-    add(remember, "Store an interaction: what was asked (`intent`), what was done "
-        "(`response`), how it turned out (`outcome`); `polarity` 'failure' marks a "
-        "mistake to warn about. Near-duplicates merge into the existing memory.",
-        flush=True)  # fmt: skip
-    add(feedback, "Reward a recall's episode once you know how it went: `rating` in "
-        "[-1, 1], +1 helped, -1 misled. Every recalled memory's utility moves. An "
-        "`idempotency_key` makes retries safe.", flush=True)  # fmt: skip
-    add(signal, "Implicit feedback on an episode: `name` is accepted, edited, ignored or "
-        "acted_on (or the Pack's own vocabulary); `memory_ids` limits it to the items it "
-        "concerns.", flush=True)  # fmt: skip
-    add(outcome, "A measured outcome of an episode (e.g. a P&L): the reward is "
-        "tanh(amount / the Pack's outcome scale).", flush=True)  # fmt: skip
-    add(resolve, "Close an episode with the final `response` (and `success` if known); "
-        "the response is also scored against past successes and failures.",
-        flush=True)  # fmt: skip
-    add(forget, "Forget for good: `memory_ids`, or every row of `scope` (its memories and "
-        "the episodes recalled in it), or what `where` (columns or metadata: value) matches; "
-        "give exactly one. `purge` also removes older stored versions now. A scoped server "
-        "forgets only its own scope's rows.", flush=True, annotations=DESTROY)  # fmt: skip
-    add(revise, "Correct a memory in place (same id): give only the fields to change. A "
-        "new `response` or `polarity` ('none' clears it) is a new action whose utility "
-        "restarts; `metadata` replaces the old. Only memories of your `scope`.",
-        flush=True, annotations=DESTROY)  # fmt: skip
-    add(ingest, "Start ingesting direct media URLs or files, documents or folders of "
-        f"documents into this Pack. This server may ingest {runs.policy.describe()}; "
-        "hidden files are never read. Returns at once with a `run_id`; the run continues "
-        "in the background (read it with ingest_status). With a `scope`, the chunks are "
-        "that scope's only.", annotations=FETCH)  # fmt: skip
-    add(ingest_status, "How an ingest run is going: running, finished or failed, its "
-        "counts, each failed item's error and the tail of its log.", annotations=READ)  # fmt: skip
-    return server
+    reads = (search, maturity, history, held)
+    writes = (recall, remember, feedback, signal, outcome, resolve, distill, forget, revise)
+    return [*reads, *writes, ingest, ingest_status]

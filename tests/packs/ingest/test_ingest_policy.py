@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from packs.errors import InvalidInput, SourceNotAllowed, SourceTooLarge
+from packs.errors import InvalidInput, SourceNotAllowed, SourceNotFound, SourceTooLarge
 from packs.ingest.guarded_download import download_checked
 from packs.ingest.policy import IngestPolicy, address_allowed, parse_prefix
 from tests.support.media import loopback_name, serve
@@ -136,3 +136,56 @@ def test_a_body_without_a_length_stops_at_the_size_limit(tmp_path: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _swapper(path: Path, secret: Path, stop: threading.Event) -> None:
+    """Swap ``path`` between a document and a symlink to ``secret``, as fast as it can."""
+    while not stop.is_set():
+        link = path.with_name(".swap-link")
+        link.unlink(missing_ok=True)
+        link.symlink_to(secret)
+        link.replace(path)  # the link now
+        plain = path.with_name(".swap-plain")
+        plain.write_text("# Notes\n\nThe release checklist.\n")
+        plain.replace(path)  # the document again
+
+
+@pytest.mark.parametrize("kind", ["document", "media"])
+def test_a_file_swapped_for_a_symlink_is_never_read(tmp_path: Path, kind: str):
+    """Bug (issue 31, item 11): agent document ingest checked the path, then opened it
+    again by name; swapping the file for a symlink to a host file between the two won
+    3-37 times in 3,000 reads. The run now opens the resolved path once, each component
+    with O_NOFOLLOW, and checks the open descriptor."""
+    from packs.ingest.documents import read_document
+    from packs.ingest.download import fetch
+    from packs.ingest.sources import parse_source
+
+    root = tmp_path / "allowed"
+    root.mkdir()
+    secret = tmp_path / "host-secret.md"
+    secret.write_text("# Secret\n\nSECRET-TOKEN-1234\n")
+    doc = root / "notes.md"
+    doc.write_text("# Notes\n\nThe release checklist.\n")
+    policy = IngestPolicy.build([str(root)])
+    stop = threading.Event()
+    thread = threading.Thread(target=_swapper, args=(doc, secret, stop), daemon=True)
+    thread.start()
+    leaked = read = refused = 0
+    try:
+        for _ in range(3_000):
+            try:
+                if kind == "document":
+                    text = " ".join(c.text for c in read_document(doc, "notes.md", policy=policy))
+                else:
+                    fetched = fetch(parse_source(str(doc)), tmp_path / "work", policy=policy)
+                    text = fetched.path.read_text()
+            except (SourceNotAllowed, SourceNotFound):  # the path changed under the check
+                refused += 1
+                continue
+            read += 1
+            leaked += "SECRET-TOKEN" in text
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    print(f"{kind}: {read} reads, {refused} refused, {leaked} leaked")
+    assert leaked == 0 and read > 0 and refused > 0

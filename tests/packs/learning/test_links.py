@@ -184,39 +184,6 @@ def test_among_equal_keys_the_better_supported_memory_comes_first():
     assert list(keys.nearest(VECTORS[REWORDING], 0.15, 1)) == ["kept helping"]
 
 
-def test_sibling_questions_of_one_template_do_not_link():
-    """ "topic 3", "topic 7" and "topic 9" sit at equal cosines to "topic 5": no past
-    question stands out, so none of their answers is linked to it. A question that stands
-    out (a paraphrase's original) links its memories, every one that it vouches for."""
-    from packs.learning.links import LinkKeys
-
-    gap, distinct = ContextSettings().link_min_gap, ContextSettings().key_distinct_cos
-
-    keys = LinkKeys(DIM)
-    new_sibling = unit((0, 0.9))
-    for axis, name in ((1, "rule 3"), (2, "rule 7"), (3, "rule 9")):
-        keys.put(name, unit((0, 0.9), (axis, 0.3))[None, :], np.ones(1))  # cos 0.81 each
-    assert keys.nearest(new_sibling, 0.15, 3, gap, distinct) == {}
-    assert len(keys.nearest(new_sibling, 0.15, 3)) == 3  # without the gap rule they would
-    original = unit((0, 0.9), (4, 0.4))
-    keys.put("answer", original[None, :], np.array([0.9]))
-    keys.put("shown along", original[None, :], np.array([0.2]))
-    rewording = unit((0, 0.6), (4, 0.75))
-    assert list(keys.nearest(rewording, 0.15, 3, gap, distinct)) == ["answer", "shown along"]
-
-
-def test_a_memory_that_failed_nearest_this_question_is_not_linked():
-    """The key "topic 3" would reach "topic 5", but the memory failed for "topic 5"
-    itself: its nearest evidence vetoes the link, however often it helped "topic 3"."""
-    index = ContextIndex(DIM, ContextSettings(theta=0.8, kappa=0.2, link_margin=0.15, links=3))
-    topic3, topic5 = unit((0, 0.9), (1, 0.3)), unit((0, 0.9), (2, 0.3))
-    for _ in range(5):
-        index.add("rule 3", topic3, 1.0)
-    assert "rule 3" in index.linked(topic5)
-    index.add("rule 3", topic5, -1.0)
-    assert index.linked(topic5) == {}
-
-
 # Names (issue 20): a question about one person must not borrow what helped a question
 # about another, however alike the two embed.
 ABOUT_GRACE = "how long did the doctor tell Grace to rest"

@@ -8,13 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from packs.recall.phases import rank_weights
 from packs.recall.ranking import (
     exploration_bonus,
     guarded_zscore,
     rerank,
     similarity_from_distance,
 )
+from packs.recall.scoring import rank_weights
 from packs.settings import PackSettings
 
 DEFAULT_WEIGHTS = rank_weights(PackSettings().ranking)

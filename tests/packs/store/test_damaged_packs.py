@@ -67,3 +67,18 @@ def test_a_deleted_pack_meta_is_never_recreated_with_defaults(tmp_root: Path):
         with pytest.raises(DamagedPack, match=r"no settings.*pack_meta.*backup"):
             open_pack(tmp_root, read_only=read_only)
     assert not (folder / "pack_meta.lance").exists()  # nothing was written
+
+
+@pytest.mark.parametrize("how", ["scramble", "truncate", "empty"])
+def test_a_corrupted_manifest_is_a_damaged_pack_not_a_retry(tmp_root: Path, how: str):
+    """Bug (issue 31, 13): a corrupted latest manifest was a TransientStorageError
+    ("retry later"), which a retry can never fix."""
+    tamper.corrupt_latest_manifest(tamper.build(tmp_root), how)
+    for read_only in (True, False):
+        pattern = r"Table 'memories' of Pack 't'.*backup"
+        with (
+            pytest.raises(DamagedPack, match=pattern) as raised,
+            open_pack(tmp_root, read_only=read_only) as pack,
+        ):
+            pack.search("intent 2")
+        assert not is_transient(raised.value)

@@ -1,0 +1,254 @@
+"""Is a new response the same fact as a stored one, or a correction of it? Pure.
+
+``remember`` meets a stored memory of the same situation (intent cosine at least
+``dedup_threshold``) and must tell a *repeat* (merge it) from a *correction* (a new
+fact that supersedes the old one, issue 30). The embedding alone can't: "The staging
+database host is db-old.internal" is at cosine 0.903 to its repeat "Staging DB host:
+db-old.internal" and at 0.885 to its correction "... moved to db-new.internal"
+(all-MiniLM-L6-v2). What changes in a correction is a value, a negation or an order,
+so four checks decide, each measured on ``data/corrections/response_pairs.jsonl``
+(``python -m evals.corrections``, docs/corrections.md):
+
+- **values**: the new response names a value the old one did not: a token with a digit,
+  with inner punctuation (a host, a path, a version), or a capitalised name inside a
+  sentence, that the old response does not hold anywhere. Dropping a value is not a
+  change: a shorter repeat merges;
+- **negation**: one response negates ("not", "never", "no longer", ...) and the other
+  does not;
+- **order**: both describe a sequence ("then", "before", "first", ...) and the steps
+  they share come in another order;
+- **meaning**: the cosine of the two responses is below the threshold (a different
+  action in other words).
+
+A repeat passes all four. The decision never reads the intent: the situation already
+matched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# A word, keeping inner punctuation (db-old.internal, s3://a/b, 14.2, don't) and the sign
+# of a number (+2R, -1.4R).
+_TOKEN = re.compile(r"(?:[+\-]\d|[\w'’&])[\w'’.\-/:@+#&]*")
+_EDGE = ".:/'’"
+# Inner punctuation that marks a value (a host, a path, a version, P&L); a hyphen alone
+# does not ("low-conviction", "force-push" are words).
+_INNER = re.compile(r"[._/:@&]")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Number words are values, spelled as digits so "three" repeats "3" (hand-set list).
+_NUMBER_WORDS = """zero one two three four five six seven eight nine ten eleven twelve
+    thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
+_NUMBERS = {word: str(n) for n, word in enumerate(_NUMBER_WORDS.split())} | {
+    "half": "1/2",
+    "quarter": "1/4",
+    "twice": "x2",
+    "double": "x2",
+    "triple": "x3",
+}
+_PRONOUNS = _words("I I'm I've I'd I'll I’m I’ve")
+_SENTENCE_END = (".", "!", "?", ":", ";")
+# "no longer" counts through "no".
+_NEGATIONS = _words("""not no never none nothing nobody neither nor cannot without avoid
+    n't don't doesn't didn't isn't aren't wasn't weren't won't can't couldn't shouldn't
+    mustn't wouldn't hasn't haven't hadn't""")
+# Words that make a response a sequence of steps. "before" and "after" are left out:
+# "A before B" and "B after A" name one order in opposite surface orders.
+_SEQUENCE = _words("then first second third finally next followed order step steps")
+# Function words left out of the order check (hand-set, a short English stop list).
+_STOP = (
+    _words("""a an the and or but of to in on at by for with from as is are was were
+    be been it its this that these those there here you your we our they their he she his
+    her i me my do does did so if than too very can will would should may might must has
+    have had""")
+    | _SEQUENCE
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Why two responses of one situation are (or are not) the same fact."""
+
+    cosine: float
+    new_values: tuple[str, ...]  # values the new response names and the old one lacks
+    negation_flip: bool
+    order_flip: bool
+    # content words of the old response (not values) that the new one lacks: what it
+    # was about, when the new one is about something else (admission control's band)
+    dropped: tuple[str, ...] = ()
+
+    def same_fact(self, threshold: float) -> bool:
+        """A repeat: no new value, no negation or order flip, cosine >= ``threshold``."""
+        return (
+            not self.new_values
+            and not self.negation_flip
+            and not self.order_flip
+            and (self.cosine >= threshold)
+        )
+
+    def reason(self, threshold: float) -> str:
+        """What makes it a new fact, in words (empty for a repeat)."""
+        parts = []
+        if self.new_values:
+            parts.append(f"new value {', '.join(self.new_values[:3])}")
+        if self.negation_flip:
+            parts.append("negation flipped")
+        if self.order_flip:
+            parts.append("steps reordered")
+        if self.cosine < threshold:
+            parts.append(f"cosine {self.cosine:.2f} < {threshold:.2f}")
+        return "; ".join(parts)
+
+
+def compare_responses(old: str, new: str, cosine: float) -> Comparison:
+    """Compare ``new`` with ``old`` (``cosine``: of their response embeddings)."""
+    old_tokens, new_tokens = tokens(old), tokens(new)
+    # a value is new when the old text lacks it anywhere, as a value or as a word: a name
+    # that opened the old sentence ("Terraform state lives in ...") is not new later on
+    known = {t.casefold() for t in values(old_tokens)} | {t.casefold() for t in old_tokens}
+    added = tuple(dict.fromkeys(t for t in values(new_tokens) if t.casefold() not in known))
+    return Comparison(
+        cosine=cosine,
+        new_values=added,
+        negation_flip=negates(old_tokens) != negates(new_tokens),
+        order_flip=reordered(old_tokens, new_tokens),
+        dropped=dropped_words(old_tokens, new_tokens),
+    )
+
+
+def dropped_words(old: list[str], new: list[str]) -> tuple[str, ...]:
+    """The old text's content words (neither values nor function words) that the new one
+    lacks, compared by their first five letters (a crude stem: "approves", "approved")."""
+    kept = {_stem(w) for w in new}
+    found = {w.casefold() for w in values(old)}
+    return tuple(
+        dict.fromkeys(
+            w.casefold()
+            for w in old
+            if w not in {".", ","}
+            and w.casefold() not in _STOP | _NEGATIONS | found
+            and _stem(w) not in kept
+            and not any(c.isdigit() for c in w)
+        )
+    )
+
+
+def _stem(word: str) -> str:
+    return word.casefold()[:5]
+
+
+def tokens(text: str) -> list[str]:
+    """Words with their inner punctuation; marks at the edges are dropped, and a token
+    that ended a sentence (or a clause) is followed by a ``"."`` (``","``) marker."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(text):
+        raw = match.group()
+        word = raw.strip(_EDGE)
+        if word:
+            out.append(word)
+        following = text[match.end() : match.end() + 1]
+        if raw.endswith(_SENTENCE_END) or following in _SENTENCE_END:
+            out.append(".")
+        elif following == ",":
+            out.append(",")
+    return out
+
+
+def values(words: list[str]) -> list[str]:
+    """The tokens that name a value, as compared: a number (digits or a number word, as
+    digits), a token with inner punctuation, or a capital inside a sentence (a name, a
+    product, an acronym; not "I")."""
+    found = []
+    start = True
+    for word in words:
+        if word in {".", ","}:
+            start = start or word == "."
+            continue
+        folded = word.casefold()
+        if folded in _NUMBERS:
+            found.append(_NUMBERS[folded])
+        elif _names_a_value(word, start):
+            found.append(word)
+        start = False
+    return found
+
+
+def _names_a_value(word: str, start: bool) -> bool:
+    if any(c.isdigit() for c in word) or _INNER.search(word.strip("'’")):
+        return True
+    return not start and word[:1].isupper() and word not in _PRONOUNS
+
+
+def negates(words: list[str]) -> bool:
+    return any(w.casefold().replace("’", "'") in _NEGATIONS for w in words)
+
+
+def reordered(old: list[str], new: list[str]) -> bool:
+    """Both responses are sequences of steps (split at sequence words, commas and
+    sentence ends) and two content words they share swap steps: one comes before the
+    other in the old response's steps and after it in the new one's."""
+    old_steps, new_steps = _steps(old), _steps(new)
+    if old_steps is None or new_steps is None:
+        return False
+    shared = set(old_steps) & set(new_steps)
+    return any(
+        old_steps[a] < old_steps[b] and new_steps[a] > new_steps[b] for a in shared for b in shared
+    )
+
+
+def _steps(words: list[str]) -> dict[str, int] | None:
+    """Each content word's first step, or None when the text names no sequence."""
+    folded = [w.casefold() for w in words]
+    if not _SEQUENCE & set(folded):
+        return None
+    step, first = 0, dict[str, int]()
+    for word in folded:
+        if word in _SEQUENCE or word in {".", ","}:
+            step += 1
+        elif word not in _STOP:
+            first.setdefault(word, step)
+    return first
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A stored memory of the same situation against a new one: a repeat (merge) or a
+    new fact (supersede), with the reason in words."""
+
+    repeat: bool
+    reason: str
+
+
+def judge(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    response_cosine: float,
+    outcome_cosine: float | None,
+    threshold: float,
+) -> Verdict:
+    """Is ``new`` a repeat of ``old`` (rows with ``response_summary``, ``outcome`` and
+    ``signal_polarity``)? A polarity both label and differ on, a response or an outcome
+    (when both have one; ``outcome_cosine`` of their embeddings) that is not the same fact
+    makes it a new fact. An unlabelled polarity or a missing outcome says nothing."""
+    reasons = []
+    before, after = old.get("signal_polarity"), new.get("signal_polarity")
+    if before and after and before != after:
+        reasons.append(f"polarity {before} -> {after}")
+    response = compare_responses(
+        old.get("response_summary") or "", new.get("response_summary") or "", response_cosine
+    )
+    if not response.same_fact(threshold):
+        reasons.append(f"response: {response.reason(threshold)}")
+    if old.get("outcome") and new.get("outcome") and outcome_cosine is not None:
+        outcome = compare_responses(old["outcome"], new["outcome"], outcome_cosine)
+        if not outcome.same_fact(threshold):
+            reasons.append(f"outcome: {outcome.reason(threshold)}")
+    return Verdict(not reasons, "; ".join(reasons))

@@ -1,0 +1,107 @@
+"""One memory's lesson, written outside the batch refresh: the evidence a writer sees,
+and the lesson stored with its provenance (who wrote it, which model, which prompt
+version, which episode asked for it).
+
+The MCP server uses these when a client's own model writes a lesson over sampling
+(``wolfie/mcp/lessons.py``); the lesson text is data: checked by
+:func:`packs.lessons.writers.check_lesson` (one bounded string), stored as a column
+value, never read as code, a table name or a filter.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from packs.lessons.refresh import RECENT_REWARDS
+from packs.lessons.writers import PROMPT_VERSION, LessonEvidence
+from packs.pack import Pack
+from packs.store import schemas
+from packs.store.filters import in_clause
+
+_COLUMNS = [
+    "id",
+    "kind",
+    "intent_text",
+    "response_summary",
+    "outcome",
+    "signal_polarity",
+    "utility",
+    "confidence",
+    "reward_count",
+    "experience_summary",
+]
+
+
+def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
+    """What a writer sees of each of ``memory_ids`` that exists (learned values as this
+    handle sees them, the newest rewards last), in the order given."""
+    if not memory_ids:
+        return []
+    pack.flush()  # the rewards this handle buffered are part of the evidence
+    rows = pack.store.scan(schemas.MEMORIES, _COLUMNS, in_clause("id", memory_ids)).to_pylist()
+    events = pl.from_arrow(
+        pack.store.scan(
+            schemas.REWARD_EVENTS,
+            ["memory_id", "value", "weight", "created_at", "writer", "seq"],
+            in_clause("memory_id", memory_ids),
+        )
+    )
+    if not isinstance(events, pl.DataFrame):  # pragma: no cover - a table reads as a frame
+        raise TypeError("reward_events did not read as a table")
+    recent = {
+        row["memory_id"]: tuple(row["value"])
+        for row in events.filter(pl.col("weight") > 0)
+        .sort(["created_at", "writer", "seq"])
+        .group_by("memory_id")
+        .agg(pl.col("value").tail(RECENT_REWARDS))
+        .iter_rows(named=True)
+    }
+    found = {row["id"]: row for row in rows}
+    return [
+        LessonEvidence(
+            memory_id=m,
+            kind=found[m]["kind"],
+            intent=found[m]["intent_text"],
+            response=found[m]["response_summary"],
+            outcome=found[m]["outcome"],
+            polarity=found[m]["signal_polarity"],
+            utility=found[m]["utility"],
+            confidence=found[m]["confidence"],
+            reward_count=found[m]["reward_count"],
+            recent_rewards=recent.get(m, ()),
+            previous_lesson=found[m]["experience_summary"],
+        )
+        for m in dict.fromkeys(memory_ids)
+        if m in found
+    ]
+
+
+def store_lesson(
+    pack: Pack,
+    evidence: LessonEvidence,
+    lesson: str,
+    *,
+    writer: str,
+    model: str | None,
+    episode_id: str | None,
+) -> datetime:
+    """Write ``lesson`` (already checked) as the memory's lesson, with one ``lesson_log``
+    row naming the writer, the model, the prompt version and the episode; when."""
+    now = datetime.now(UTC)
+    log = {
+        "at": now,
+        "memory_id": evidence.memory_id,
+        "writer": writer,
+        "prompt_version": PROMPT_VERSION,
+        "confidence": evidence.confidence,
+        "status": "written",
+        "lesson": lesson,
+        "error": None,
+        "model": model,
+        "episode_id": episode_id,
+    }
+    written = {"id": evidence.memory_id, "experience_summary": lesson, "lesson_at": now}
+    pack.store_lessons([written], [log])
+    return now

@@ -1,0 +1,176 @@
+"""A correction supersedes; it is never absorbed (issue 30), through the Python API.
+
+Regression: a ``remember`` of the same situation with a new fact ("The staging database
+host moved to db-new.internal") answered ``merged`` and every later recall showed the old
+fact; 0 of 5 such pairs recalled the newer fact.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from packs import Pack
+from packs.corrections import Corrections
+
+OLD = ("What is the staging database host?", "The staging database host is db-old.internal")
+NEW = ("What is the staging database host?", "The staging database host moved to db-new.internal")
+REWORDED = ("Which host runs the staging database?", "Staging DB now lives on db-new.internal")
+
+# Five facts and their corrections (hosts, deploy steps, versions, approvers, backup
+# locations), the second of each reworded, with the value that must be recalled and the
+# one that must not.
+FIVE = [
+    (
+        "Which host runs the billing database?",
+        "The billing database runs on pg-billing-1.internal",
+        "Which host is the billing database on?",
+        "Billing DB moved to pg-billing-2.internal",
+        "pg-billing-2.internal",
+        "pg-billing-1.internal",
+    ),
+    (
+        "How do we deploy the API service?",
+        "Build the image, run the smoke tests, then roll out with kubectl",
+        "How do we deploy the API?",
+        "Build the image, roll out with kubectl, then run the smoke tests",
+        "roll out with kubectl, then run the smoke tests",
+        "run the smoke tests, then roll out",
+    ),
+    (
+        "Which Redis version does the cache use?",
+        "The cache runs Redis 6.2",
+        "What Redis version does the cache use?",
+        "Cache upgraded to Redis 7.2",
+        "Redis 7.2",
+        "Redis 6.2",
+    ),
+    (
+        "Who approves access to the production console?",
+        "Access to the production console is approved by Karen Ito",
+        "Who approves production console access?",
+        "Production console access is now approved by Luis Ortega",
+        "Luis Ortega",
+        "Karen Ito",
+    ),
+    (
+        "Where are the weekly backups stored?",
+        "Weekly backups are stored in gs://acme-backups/weekly",
+        "Where are weekly backups kept?",
+        "Weekly backups moved to s3://acme-dr/weekly",
+        "s3://acme-dr/weekly",
+        "gs://acme-backups/weekly",
+    ),
+]
+UNRELATED = [
+    ("How do I book a meeting room?", "Book meeting rooms in the calendar app under Resources"),
+    ("What day is the team lunch?", "Team lunch is on Thursdays at the canteen"),
+    (
+        "How do I claim travel expenses?",
+        "Submit travel expenses in the finance portal within 30 days",
+    ),
+]
+
+
+def test_the_issue_case_supersedes_and_recall_shows_only_the_new_fact(pack: Pack) -> None:
+    old = pack.remember(*OLD)
+    new = pack.remember(*NEW)
+    assert (new.status, new.superseded) == ("superseded", old.id)
+    assert new.id != old.id and new.similarity == pytest.approx(1.0, abs=1e-4)
+    assert "db-new.internal" in (new.reason or "")
+    prompt = pack.recall("What is the staging database host?").prompt
+    assert "db-new.internal" in prompt and "db-old.internal" not in prompt
+    marked = pack.get(old.id)
+    assert marked["superseded_by"] == new.id and marked["superseded_at"] is not None
+    assert "db-new.internal" in marked["superseded_reason"]
+    events = [(v.event, v.changes) for v in pack.history(old.id)]
+    assert events[-1][0] == "superseded" and events[-1][1]["superseded_by"].new == new.id
+    later = pack.history(new.id)[-1]
+    assert (later.event, later.changes["supersedes"].new) == ("supersedes", old.id)
+
+
+def test_a_reworded_correction_supersedes_the_correction_before_it(pack: Pack) -> None:
+    first, second = pack.remember(*OLD), pack.remember(*NEW)
+    third = pack.remember(*REWORDED)
+    assert (third.status, third.superseded) == ("superseded", second.id)
+    shown = [item.id for item in pack.recall("Which host runs the staging database?").items]
+    assert third.id in shown and first.id not in shown and second.id not in shown
+
+
+def test_a_repeat_still_merges(pack: Pack) -> None:
+    old = pack.remember(*OLD)
+    again = pack.remember(
+        "What is the staging database host?", "the staging database host is db-old.internal!"
+    )
+    assert (again.status, again.id) == ("merged", old.id)
+    assert pack.get(old.id)["superseded_at"] is None
+
+
+def test_five_corrections_between_unrelated_notes_recall_only_the_newer_fact(
+    pack: Pack,
+) -> None:
+    """The issue's held-back shape: facts, unrelated notes, then the corrections (each
+    reworded), and recall of either wording shows the new value and never the old."""
+    olds = []
+    for intent, response, *_ in FIVE:
+        olds.append(pack.remember(intent, response).id)
+        pack.remember(*UNRELATED[len(olds) % len(UNRELATED)])
+    news = [pack.remember(intent, response) for _, _, intent, response, *_ in FIVE]
+    assert [(n.status, n.superseded) for n in news] == [("superseded", o) for o in olds]
+    for (first_q, _, second_q, _, shown, hidden), old, new in zip(FIVE, olds, news, strict=True):
+        for question in (first_q, second_q):
+            recall = pack.recall(question)
+            assert new.id in recall.ids and old not in recall.ids, question
+            assert shown in recall.prompt and hidden not in recall.prompt, question
+        assert pack.get(old)["superseded_by"] == new.id
+
+
+def test_a_flipped_polarity_or_outcome_is_a_new_fact(pack: Pack) -> None:
+    intent, response = "Bought the breakout on the first retest", "Entered on the retest"
+    won = pack.remember(intent, response, outcome="win +2R", polarity="success")
+    lost = pack.remember(intent, response + ".", outcome="win +2R", polarity="failure")
+    assert (lost.status, lost.superseded) == ("superseded", won.id)
+    assert "polarity success -> failure" in (lost.reason or "")
+    worse = pack.remember(intent, response + "!", outcome="loss -3R", polarity="failure")
+    assert (worse.status, worse.superseded) == ("superseded", lost.id)
+    assert "outcome" in (worse.reason or "")
+
+
+def test_a_correction_in_one_scope_leaves_another_scope_alone(pack: Pack) -> None:
+    alice = pack.remember(*OLD, scope="alice")
+    bob = pack.remember(*NEW, scope="bob")
+    assert bob.status == "created"
+    assert pack.get(alice.id)["superseded_at"] is None
+
+
+def test_a_retried_correction_is_answered_once_and_repairs_a_lost_mark(
+    pack: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that stored the correction and died before marking the old memory left
+    both current; the retry finds the row and writes the mark."""
+    old = pack.remember(*OLD)
+    real = Corrections.mark
+    calls: list[str] = []
+
+    def dies(self: Corrections, memory_id: str, *args: object) -> None:
+        calls.append(memory_id)
+        raise RuntimeError("process died here")
+
+    monkeypatch.setattr(Corrections, "mark", dies)
+    with pytest.raises(RuntimeError):
+        pack.remember(*NEW)
+    monkeypatch.setattr(Corrections, "mark", real)
+    assert calls == [old.id] and pack.get(old.id)["superseded_at"] is None
+    retried = pack.remember(*NEW)
+    assert (retried.status, retried.superseded) == ("superseded", old.id)
+    assert pack.remember(*NEW).status == "exists"
+    assert pack.get(old.id)["superseded_by"] == retried.id
+
+
+def test_a_fact_that_changes_back_is_current_again(pack: Pack) -> None:
+    old, new = pack.remember(*OLD), pack.remember(*NEW)
+    back = pack.remember(*OLD)
+    assert (back.id, back.status, back.superseded) == (old.id, "superseded", new.id)
+    assert pack.get(old.id)["superseded_at"] is None
+    assert pack.get(new.id)["superseded_by"] == old.id
+    assert "db-old.internal" in pack.recall(OLD[0]).prompt
+    assert "db-new.internal" not in pack.recall(OLD[0]).prompt

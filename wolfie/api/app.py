@@ -1,0 +1,161 @@
+"""The REST API as a FastAPI app over open Packs (``wolfie api``).
+
+- **Routes**: ``/v1/packs/{pack}/...`` (:mod:`wolfie.api.routes`), ``GET /healthz``, the
+  OpenAPI schema at ``/openapi.json`` and its page at ``/docs``. A read-only server has
+  no write routes at all (they are absent from the schema too).
+- **Auth**: with a token, every ``/v1/`` request needs ``Authorization: Bearer <token>``
+  (compared in constant time) or gets 401 before anything reads its body. ``/healthz``,
+  ``/openapi.json`` and ``/docs`` are open: they hold no Pack data. Without a token the
+  server binds loopback only (the command refuses another address) and answers only
+  requests whose ``Host`` is a loopback name, so a web page can't reach it through DNS
+  rebinding.
+- **Limits**: a body over :data:`MAX_BODY_BYTES` is refused with 413 while it streams.
+- **Errors**: :mod:`wolfie.api.errors`: one envelope, one line.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from fastapi import FastAPI, Security
+from fastapi.security import HTTPBearer
+
+from wolfie.agent_tools import ScopeGuard
+from wolfie.api import errors, routes
+from wolfie.api.errors import error_response
+from wolfie.api.models import ErrorBody, Health
+from wolfie.api.routes import Served
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+TOKEN_ENV = "WOLFIE_API_TOKEN"  # read by the command (wolfie/commands/api.py)
+# Hand-set: 1,000 knowledge chunks of 20,000 characters (the default max_text_chars) is
+# about 20 MB of JSON; a body larger than this is refused before it is read whole.
+MAX_BODY_BYTES = 32 << 20
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody, "description": text}
+    for code, text in {
+        400: "Bad input",
+        401: "No or a wrong bearer token",
+        403: "Not allowed",
+        404: "Unknown Pack, episode or memory",
+        413: "Body too large",
+        422: "A parameter breaks its limits",
+        503: "Storage busy: retry",
+    }.items()
+}
+
+
+class Guard:
+    """ASGI middleware: the bearer token on ``/v1/``, loopback ``Host`` names without a
+    token, and the body size limit."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refused = self._refusal(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, self._bounded(receive), send)
+
+    def _refusal(self, scope: Scope) -> Any:
+        headers = {name.lower(): value for name, value in scope.get("headers") or []}
+        if self.expected is None:
+            host = headers.get(b"host", b"").decode("latin-1").rsplit(":", 1)[0]
+            if host and host not in LOOPBACK_HOSTS:
+                return error_response(
+                    400,
+                    "InvalidInput",
+                    f"Host {host!r} is not a loopback name; without "
+                    f"{TOKEN_ENV} this server answers only 127.0.0.1 and localhost.",
+                )
+        elif scope["path"].startswith("/v1/") and not hmac.compare_digest(
+            bytes(headers.get(b"authorization", b"")), self.expected
+        ):
+            return error_response(
+                401,
+                "Unauthorized",
+                f"Send Authorization: Bearer <{TOKEN_ENV}>.",
+                {"WWW-Authenticate": 'Bearer realm="wolfie"'},
+            )
+        length = headers.get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return _too_large()
+        return None
+
+    @staticmethod
+    def _bounded(receive: Receive) -> Receive:
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY_BYTES:
+                raise BodyTooLarge
+            return message
+
+        return bounded
+
+
+class BodyTooLarge(Exception):
+    """A streamed body passed :data:`MAX_BODY_BYTES`."""
+
+
+def _too_large() -> Any:
+    return error_response(
+        413,
+        "BodyTooLarge",
+        f"The body is larger than {MAX_BODY_BYTES >> 20} MiB; send less "
+        "at once (e.g. knowledge in smaller batches).",
+    )
+
+
+def build_app(served: Served, token: str | None) -> ASGIApp:
+    """The app over ``served`` (its Packs, already open, and its scope), behind
+    :class:`Guard`."""
+    return Guard(fastapi_app(served, token), token)
+
+
+def openapi_schema() -> dict[str, Any]:
+    """The schema of a writable server with a token: every route, the bearer scheme."""
+    return fastapi_app(Served({}, ScopeGuard(None)), token="schema").openapi()
+
+
+def fastapi_app(served: Served, token: str | None) -> FastAPI:
+    """The routes, the error handlers and the schema; :func:`build_app` guards them."""
+    app = FastAPI(
+        title="Wolfie",
+        summary="Self-evolving memory for AI agents: Packs whose memories learn a utility.",
+        version="1",
+        responses=ERRORS,
+    )
+    app.state.served = served
+    errors.install(app)
+
+    @app.exception_handler(BodyTooLarge)
+    async def too_large(request: Any, exc: BodyTooLarge) -> Any:
+        return _too_large()
+
+    @app.get("/healthz", response_model=Health, summary="Alive (no token needed)")
+    def healthz() -> Health:
+        return Health(status="ok")
+
+    bearer = HTTPBearer(auto_error=False, description=f"The server's {TOKEN_ENV}.")
+    # The dependency only documents the scheme in the schema; Guard enforces it first.
+    documented = [Security(bearer)] if token else []
+    app.include_router(routes.router(served.writable), dependencies=documented)
+    return app
