@@ -58,6 +58,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     schemas.STATE_TRACES: ("at",),
     schemas.EVAL_RUNS: ("run_id", "metric", "at"),
     EVAL_SETS: ("name",),
+    schemas.TUNING: ("id",),  # the adoption log: numbers and settings, never user text
     schemas.PACK_META: ("key",),
 }
 NEVER_IMPORTED = (schemas.FORGOTTEN,)  # tombstones: never trusted from a file

@@ -51,6 +51,8 @@ from packs.transfer.formats import Manifest, encode_schema, is_jsonl, read_manif
 from packs.transfer.staging import Staged, check_collisions, stage
 
 # Tables whose rows make a Pack non-empty (an import into it needs ``merge``).
+# A merge keeps the target's settings, so also its tuning log (whose rows name its versions).
+SETTINGS_TABLES = [schemas.PACK_META, schemas.TUNING]
 CONTENT = (schemas.MEMORIES, schemas.EPISODES, schemas.REWARD_EVENTS, schemas.MERGES)
 
 
@@ -175,7 +177,7 @@ def import_pack(
     with opened() as pack:
         rebuilt = pack.rebuild_utilities(write=True).changed
         settings_version = pack.settings_version
-    skipped = [*staged.skipped, *([schemas.PACK_META] if merged else [])]
+    skipped = [*staged.skipped, *(SETTINGS_TABLES if merged else [])]
     return TransferReport(
         name,
         str(source),
@@ -213,6 +215,8 @@ def _write_staged(pack: Pack, staged: Staged, *, keep_settings: bool) -> None:
     known = _tables(pack.embedding.dim)
     for name in staged.tables:
         if name in staged.skipped or name == schemas.PACK_META:
+            continue
+        if keep_settings and name in SETTINGS_TABLES:  # its versions name the file's settings
             continue
         store.ensure_table(name, known[name])
         for batch in staged.batches(name):

@@ -116,7 +116,7 @@ def test_an_import_into_a_pack_with_rows_needs_merge_and_keeps_its_own(exported,
     with Pack.open("mine", tmp_path, read_only=True) as mine:
         assert mine.count() == 1
     report = import_pack(files["jsonl"].path, "mine", tmp_path, merge=True, keep_scopes=True)
-    assert report.merged and report.skipped == ["pack_meta"]
+    assert report.merged and report.skipped == ["pack_meta", "tuning"]
     again = import_pack(files["parquet"].path, "mine", tmp_path, merge=True, keep_scopes=True)
     with Pack.open("mine", tmp_path, read_only=True) as mine:
         assert mine.count() == expected["rows"]["memories"] + 1

@@ -108,7 +108,7 @@ def test_a_forged_tombstone_erases_nobody(made, tmp_path):
         "import", str(forged), "--pack", "bobs", "--root", str(made["packs"]), "--merge", "--json"
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["skipped"] == ["forgotten", "pack_meta"]
+    assert json.loads(done.stdout)["skipped"] == ["forgotten", "pack_meta", "tuning"]
     with Pack.open("bobs", made["packs"]) as pack:
         assert pack.query("forgotten").height == 0
         pack.forget([made["carol"]], purge=True)
