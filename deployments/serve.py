@@ -130,9 +130,12 @@ def check_entrypoints(
 
 def _spawn_loader(entrypoints: list[str], base: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", _LOADER, *entrypoints], cwd=base, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [sys.executable, "-c", _LOADER, *entrypoints],
+        cwd=base,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def runner_deployments(

@@ -43,16 +43,25 @@ EVENTS_PER_CHAT = 12
 HELDOUT_SHARE = 0.25
 
 PEOPLE = [
-    ("Melanie", "Caroline"), ("Marcus", "Priya"), ("Jonas", "Aiko"), ("Deshawn", "Lucia"),
-    ("Tomasz", "Fatima"), ("Grace", "Oliver"), ("Nadia", "Ben"), ("Rosa", "Kwame"),
-]  # fmt: skip
+    ("Melanie", "Caroline"),
+    ("Marcus", "Priya"),
+    ("Jonas", "Aiko"),
+    ("Deshawn", "Lucia"),
+    ("Tomasz", "Fatima"),
+    ("Grace", "Oliver"),
+    ("Nadia", "Ben"),
+    ("Rosa", "Kwame"),
+]
 
 FILLER_OPEN = [
-    "Hey! How was your week?", "Hi! It's been a while, how are you doing?",
+    "Hey! How was your week?",
+    "Hi! It's been a while, how are you doing?",
     "Morning! Did you sleep at all? I saw you online at 2am.",
-    "Hey you, long week huh?", "Hi!! Got a minute to catch up?",
-    "Heyy, happy Friday!", "Hello stranger, how's life treating you?",
-]  # fmt: skip
+    "Hey you, long week huh?",
+    "Hi!! Got a minute to catch up?",
+    "Heyy, happy Friday!",
+    "Hello stranger, how's life treating you?",
+]
 FILLER_REPLY = [
     "Pretty good, just tired. Work has been a lot lately.",
     "Not bad at all! Busy, but the good kind of busy.",
@@ -60,20 +69,30 @@ FILLER_REPLY = [
     "Good good. The weather finally got nicer here so I'm happier.",
     "Ugh, Monday felt like it lasted a week. But I'm okay!",
     "Can't complain. Well, I can, but I won't, haha.",
-]  # fmt: skip
+]
 FILLER_CHAT = [
-    "Haha that's amazing.", "Wow, I didn't expect that!", "That sounds so nice.",
-    "Oh no, that's rough. Hope it gets better.", "Totally get that.",
-    "Same here honestly.", "Lol yes, exactly.", "I'm so happy for you!",
-    "That's a lot to deal with, proud of you.", "Tell me more next time!",
-    "We should get coffee soon and talk properly.", "Ha, classic.",
+    "Haha that's amazing.",
+    "Wow, I didn't expect that!",
+    "That sounds so nice.",
+    "Oh no, that's rough. Hope it gets better.",
+    "Totally get that.",
+    "Same here honestly.",
+    "Lol yes, exactly.",
+    "I'm so happy for you!",
+    "That's a lot to deal with, proud of you.",
+    "Tell me more next time!",
+    "We should get coffee soon and talk properly.",
+    "Ha, classic.",
     "Did you watch the game on Sunday? Brutal ending.",
     "I've been binge-watching a baking show, it's weirdly calming.",
     "My neighbour started renovating, so it's drills at 7am every day.",
     "I keep meaning to cook more but end up ordering takeout.",
-    "The traffic this week was unreal.", "I finally cleaned my inbox, feels great.",
-    "Talk soon!", "Gotta run, dinner's ready. Bye!", "Okay I need to sleep, night!",
-]  # fmt: skip
+    "The traffic this week was unreal.",
+    "I finally cleaned my inbox, feels great.",
+    "Talk soon!",
+    "Gotta run, dinner's ready. Bye!",
+    "Okay I need to sleep, night!",
+]
 
 
 @dataclass(frozen=True)
@@ -269,8 +288,10 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
         plan: dict[int, list[tuple[str, str, str]]] = {s: [] for s in range(SESSIONS)}
         facts = []
         # The two friends' events of one kind never share a value (two different pets).
-        drawn = {kind: {k: rng.sample(list(v), 2) for k, v in EVENTS[kind].slots.items()}
-                 for kind in range(len(EVENTS))}  # fmt: skip
+        drawn = {
+            kind: {k: rng.sample(list(v), 2) for k, v in EVENTS[kind].slots.items()}
+            for kind in range(len(EVENTS))
+        }
         for n, (kind, who) in enumerate(pairs):
             event = EVENTS[kind]
             person, friend = (a, b) if who == 0 else (b, a)
@@ -279,8 +300,10 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
             follow_at = say_at + rng.randrange(2, 4)
             values |= {"P": person, "O": friend, "month": dates[say_at].strftime("%B")}
             tag = f"{conv}-{n}"
-            plan[say_at] += [(person, _fill(event.say, values), f"{tag}:say"),
-                             (friend, _fill(event.react, values), "")]  # fmt: skip
+            plan[say_at] += [
+                (person, _fill(event.say, values), f"{tag}:say"),
+                (friend, _fill(event.react, values), ""),
+            ]
             plan[follow_at].append((person, _fill(event.follow, values), f"{tag}:follow"))
             echo_at = rng.randrange(say_at + 1, SESSIONS)
             plan[echo_at].append((friend, _fill(event.echo, values), ""))
@@ -298,10 +321,19 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
                     turns.append((b if last == a else a, rng.choice(FILLER_CHAT[:-6]), ""))
             turns.append((first, rng.choice(FILLER_CHAT[-6:]), ""))
             for speaker, text, mark in turns:
-                chunks.append({"source": source, "position": position,
-                               "text": f"[{dates[s].isoformat()}] {speaker}: {text}",
-                               "metadata": {"conversation": source, "session": s + 1,
-                                            "date": dates[s].isoformat(), "speaker": speaker}})  # fmt: skip
+                chunks.append(
+                    {
+                        "source": source,
+                        "position": position,
+                        "text": f"[{dates[s].isoformat()}] {speaker}: {text}",
+                        "metadata": {
+                            "conversation": source,
+                            "session": s + 1,
+                            "date": dates[s].isoformat(),
+                            "speaker": speaker,
+                        },
+                    }
+                )
                 if mark:
                     evidence[mark] = f"{source}#{position}"
                 position += 1
@@ -311,21 +343,35 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
                 relevant = [evidence[f"{tag}:{m}"] for m in marks]
                 qid = f"conv{tag}-q{q}"
                 split = "heldout" if _hash_share(qid) < HELDOUT_SHARE else "train"
-                questions.append({"id": qid, "query": _fill(question, values),
-                                  "relevant": relevant, "split": split,
-                                  "metadata": {"kind": qkind, "conversation": source}})  # fmt: skip
+                questions.append(
+                    {
+                        "id": qid,
+                        "query": _fill(question, values),
+                        "relevant": relevant,
+                        "split": split,
+                        "metadata": {"kind": qkind, "conversation": source},
+                    }
+                )
                 if split == "train":
-                    paraphrases.append({"id": f"{qid}~p1", "query": _fill(paraphrase, values),
-                                        "relevant": relevant,
-                                        "metadata": {"paraphrase_of": qid, "kind": qkind}})  # fmt: skip
+                    paraphrases.append(
+                        {
+                            "id": f"{qid}~p1",
+                            "query": _fill(paraphrase, values),
+                            "relevant": relevant,
+                            "metadata": {"paraphrase_of": qid, "kind": qkind},
+                        }
+                    )
     return chunks, questions, paraphrases
 
 
 def write(folder: Path, seed: int = SEED) -> dict[str, int]:
     chunks, questions, paraphrases = build(random.Random(seed))
     folder.mkdir(parents=True, exist_ok=True)
-    for name, rows in (("knowledge.jsonl", chunks), ("queries.jsonl", questions),
-                       ("paraphrases.jsonl", paraphrases)):  # fmt: skip
+    for name, rows in (
+        ("knowledge.jsonl", chunks),
+        ("queries.jsonl", questions),
+        ("paraphrases.jsonl", paraphrases),
+    ):
         with (folder / name).open("w", encoding="utf-8") as out:
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -33,14 +33,18 @@ def eval_trend_png(runs: pl.DataFrame, title: str) -> bytes:
     """The headline metrics of every run in ``runs`` (rows of ``eval_runs``), as PNG."""
     series = headline_series(runs)
     labels = (
-        runs.group_by("run_id").agg(pl.col("at").min()).sort("at")["at"]
-        .dt.strftime("%m-%d %H:%M").to_list()
-    )  # fmt: skip
+        runs.group_by("run_id")
+        .agg(pl.col("at").min())
+        .sort("at")["at"]
+        .dt.strftime("%m-%d %H:%M")
+        .to_list()
+    )
     figure, axis = plt.subplots(figsize=(8, 4.5))
     positions = list(range(1, len(labels) + 1))
     for name, values in series.items():
-        axis.plot(positions, [float("nan") if v is None else v for v in values], marker="o",
-                  label=name)  # fmt: skip
+        axis.plot(
+            positions, [float("nan") if v is None else v for v in values], marker="o", label=name
+        )
     axis.set_xticks(positions, labels, rotation=30, ha="right", fontsize="small")
     axis.set_xlim(0.5, len(positions) + 0.5)
     axis.set_ylim(-0.02, 1.02)

@@ -32,14 +32,22 @@ def write_eval_run(
     run_id = run_id or uuid.uuid4().hex
     rows = [
         {
-            "run_id": run_id, "at": r.at, "metric": r.metric, "k": r.k, "value": r.value,
-            "higher_is_better": r.higher_is_better, "queries": r.queries,
-            "dataset": r.dataset, "dataset_digest": dataset_digest,
-            "pack": r.pack or pack.name, "pack_version": r.pack_version,
-            "settings_version": settings_version, "embedding": embedding,
+            "run_id": run_id,
+            "at": r.at,
+            "metric": r.metric,
+            "k": r.k,
+            "value": r.value,
+            "higher_is_better": r.higher_is_better,
+            "queries": r.queries,
+            "dataset": r.dataset,
+            "dataset_digest": dataset_digest,
+            "pack": r.pack or pack.name,
+            "pack_version": r.pack_version,
+            "settings_version": settings_version,
+            "embedding": embedding,
         }
         for r in results
-    ]  # fmt: skip
+    ]
     pack.store.ensure_table(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA)
     pack.store.append(
         schemas.EVAL_RUNS, pa.Table.from_pylist(rows, schema=schemas.EVAL_RUNS_SCHEMA)

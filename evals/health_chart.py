@@ -35,8 +35,13 @@ def health_figure(traces: Sequence[dict[str, Any]]) -> Figure:
     for signal in SIGNALS:
         values = [t.get(signal) for t in traces]
         label = signal if any(v is not None for v in values) else f"{signal} (no data yet)"
-        bottom.plot(times, [float("nan") if v is None else v for v in values], marker="o",
-                    markersize=4, label=label)  # fmt: skip
+        bottom.plot(
+            times,
+            [float("nan") if v is None else v for v in values],
+            marker="o",
+            markersize=4,
+            label=label,
+        )
     bottom.set_ylabel("signal")
     bottom.legend(loc="upper left", fontsize="small")
     figure.autofmt_xdate()

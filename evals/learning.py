@@ -40,13 +40,25 @@ UNUSED_SIGNAL = "ignored"
 # name this Wolfie does not know is left out (and the report says so), so the pin also
 # runs against code from before a setting existed.
 TODAY: dict[str, Any] = {
-    "alpha": 0.3, "lam": 0.5, "delta": 0.25, "w_confidence": 0.1, "explore_bonus": 0.1,
-    "z_floor_similarity": 0.02, "z_floor_utility": 0.1, "z_floor_confidence": 0.1,
-    "z_clip": 3.0, "failure_utility": -0.3, "utility_mode": "contextual",
-    "context_theta": 0.8, "context_kappa": 0.2, "context_history": 16,
-    "context_prior": "never-helped", "context_kernel": "hinge", "context_links": 0,
+    "alpha": 0.3,
+    "lam": 0.5,
+    "delta": 0.25,
+    "w_confidence": 0.1,
+    "explore_bonus": 0.1,
+    "z_floor_similarity": 0.02,
+    "z_floor_utility": 0.1,
+    "z_floor_confidence": 0.1,
+    "z_clip": 3.0,
+    "failure_utility": -0.3,
+    "utility_mode": "contextual",
+    "context_theta": 0.8,
+    "context_kappa": 0.2,
+    "context_history": 16,
+    "context_prior": "never-helped",
+    "context_kernel": "hinge",
+    "context_links": 0,
     "lexical": "off",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -115,10 +127,16 @@ def item_credit(method: Method) -> Method:
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        SIMILARITY, UTILITY, item_credit(UTILITY), CONTEXTUAL, item_credit(CONTEXTUAL),
-        DEFAULT, item_credit(DEFAULT), NO_FEEDBACK,
+        SIMILARITY,
+        UTILITY,
+        item_credit(UTILITY),
+        CONTEXTUAL,
+        item_credit(CONTEXTUAL),
+        DEFAULT,
+        item_credit(DEFAULT),
+        NO_FEEDBACK,
     )
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -163,8 +181,15 @@ def success(pack: Pack, queries: Sequence[BenchQuery]) -> float:
     return sum(hits) / len(hits) if hits else float("nan")
 
 
-def reward(pack: Pack, episode: str, injected: Sequence[str], query: BenchQuery,
-           *, credit: str, flipped: bool) -> None:  # fmt: skip
+def reward(
+    pack: Pack,
+    episode: str,
+    injected: Sequence[str],
+    query: BenchQuery,
+    *,
+    credit: str,
+    flipped: bool,
+) -> None:
     """Reward one episode by ground truth, inverted when ``flipped`` (a wrong judgement)."""
     used = [i for i in injected if i in query.relevant]
     hit = bool(used) != flipped

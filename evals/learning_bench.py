@@ -101,9 +101,12 @@ def load_protocol(config: BenchConfig, known_ids: set[str]) -> Protocol:
         )
     paraphrases = load_paraphrases(config.paraphrases_path)
     return build_protocol(
-        eval_set, paraphrases, config.split, seed=config.split_seed,
+        eval_set,
+        paraphrases,
+        config.split,
+        seed=config.split_seed,
         share=config.validation_share,
-    )  # fmt: skip
+    )
 
 
 def method_settings(method: Method, shared: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -149,9 +152,15 @@ def run_bench(config: BenchConfig, *, methods: Sequence[Method] | None = None) -
             shutil.copytree(base / BASE_PACK, work / copy)
             with Pack.open(copy, work, embedder=embedder, settings=settings[m.name]) as pack:
                 run = run_method(
-                    pack, m, seed, questions, orders, config.feedback, plan,
+                    pack,
+                    m,
+                    seed,
+                    questions,
+                    orders,
+                    config.feedback,
+                    plan,
                     measure_before=m is NO_FEEDBACK,
-                )  # fmt: skip
+                )
             runs.append(replace(run, method=m.name))
     notes += _reuse_notes(chosen, settings, config.feedback)
     seconds = time.perf_counter() - started
@@ -246,20 +255,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("alpha", "lam", "explore-bonus", "context-theta", "context-kappa"):
         parser.add_argument(f"--{name}", type=float, default=None)
     parser.add_argument("--context-prior", choices=sorted(PRIORS), default=None)
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="any Pack setting, every method; e.g. thompson_scale=0.3")  # fmt: skip
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any Pack setting, every method; e.g. thompson_scale=0.3",
+    )
     args = parser.parse_args(argv)
     config = BenchConfig(
-        corpus=args.corpus, eval_set=args.eval_set, paraphrases=args.paraphrases,
-        out=args.out, cache=args.cache, epochs=args.epochs, seeds=tuple(args.seeds),
-        methods=tuple(args.method or BenchConfig.methods), split=args.split,
+        corpus=args.corpus,
+        eval_set=args.eval_set,
+        paraphrases=args.paraphrases,
+        out=args.out,
+        cache=args.cache,
+        epochs=args.epochs,
+        seeds=tuple(args.seeds),
+        methods=tuple(args.method or BenchConfig.methods),
+        split=args.split,
         feedback=FeedbackModel(flip=args.flip, sparse=args.sparse, credit=args.credit),
         settings=shared_settings(
-            args.set, k1=args.k1, k2=args.k2, alpha=args.alpha, lam=args.lam,
-            explore_bonus=args.explore_bonus, context_theta=args.context_theta,
-            context_kappa=args.context_kappa, context_prior=args.context_prior,
+            args.set,
+            k1=args.k1,
+            k2=args.k2,
+            alpha=args.alpha,
+            lam=args.lam,
+            explore_bonus=args.explore_bonus,
+            context_theta=args.context_theta,
+            context_kappa=args.context_kappa,
+            context_prior=args.context_prior,
         ),
-    )  # fmt: skip
+    )
     result = run_bench(config)
     print(render_markdown(result, config))
     for path in write_outputs(result, config):

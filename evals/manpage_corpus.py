@@ -42,11 +42,48 @@ from packs.bundles import read_jsonl
 from packs.errors import InvalidInput
 
 COMMANDS = (
-    "cp", "mv", "rm", "ls", "ln", "mkdir", "chmod", "chown", "du", "df", "sort", "uniq", "cut",
-    "head", "tail", "wc", "tr", "split", "date", "touch", "find", "grep", "sed", "tar", "gzip",
-    "xz", "zip", "unzip", "xargs", "diff", "ps", "kill", "timeout", "stat", "tee", "paste",
-    "comm", "shuf", "seq", "mktemp", "truncate",
-)  # fmt: skip
+    "cp",
+    "mv",
+    "rm",
+    "ls",
+    "ln",
+    "mkdir",
+    "chmod",
+    "chown",
+    "du",
+    "df",
+    "sort",
+    "uniq",
+    "cut",
+    "head",
+    "tail",
+    "wc",
+    "tr",
+    "split",
+    "date",
+    "touch",
+    "find",
+    "grep",
+    "sed",
+    "tar",
+    "gzip",
+    "xz",
+    "zip",
+    "unzip",
+    "xargs",
+    "diff",
+    "ps",
+    "kill",
+    "timeout",
+    "stat",
+    "tee",
+    "paste",
+    "comm",
+    "shuf",
+    "seq",
+    "mktemp",
+    "truncate",
+)
 FOOTER_SECTIONS = {"AUTHOR", "AUTHORS", "REPORTING BUGS", "COPYRIGHT", "SEE ALSO"}
 # Sections that list options without explaining them (which version added them...).
 MENTION_SECTIONS = {"HISTORY", "STANDARDS CONFORMANCE", "DIAGNOSTICS"}
@@ -184,9 +221,12 @@ def build(commands: Sequence[str], out: Path) -> int:
                 if chunk.term:
                     meta["term"] = chunk.term
                 row = {
-                    "source": f"man/{command}.1", "position": position, "title": title,
-                    "text": chunk.text(), "metadata": meta,
-                }  # fmt: skip
+                    "source": f"man/{command}.1",
+                    "position": position,
+                    "title": title,
+                    "text": chunk.text(),
+                    "metadata": meta,
+                }
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                 count += 1
     return count
@@ -208,10 +248,11 @@ def select(rows: Sequence[dict[str, object]], selector: str) -> list[str]:
         found = [r for r in own if what[1:].lower() in str(r["text"]).lower()]
     else:
         found = [
-            r for r in own
+            r
+            for r in own
             if what in _flags(str(r["metadata"].get("term", "")))  # type: ignore[attr-defined]
             and r["metadata"]["section"] not in MENTION_SECTIONS  # type: ignore[index]
-        ]  # fmt: skip
+        ]
     if not found:
         raise InvalidInput(f"Selector {selector!r} matches no chunk.")
     return [f"{r['source']}#{r['position']}" for r in found]
@@ -244,10 +285,12 @@ def label(folder: Path, selector: Selector | None = None) -> int:
             except InvalidInput as exc:
                 raise InvalidInput(f"questions.jsonl:{number}: {exc}") from exc
             line = {
-                "id": q["id"], "query": q["query"], "relevant": list(dict.fromkeys(refs)),
+                "id": q["id"],
+                "query": q["query"],
+                "relevant": list(dict.fromkeys(refs)),
                 "split": q.get("split") or split_of(q["id"]),
                 "metadata": {"answers": q["answers"]},
-            }  # fmt: skip
+            }
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
             count += 1
     return count

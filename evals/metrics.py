@@ -58,9 +58,16 @@ class RunContext:
         self, metric: str, value: float, k: int | None, higher_is_better: bool, queries: int
     ) -> MetricResult:
         return MetricResult(
-            metric, float(value), k, higher_is_better, self.dataset, self.pack,
-            self.pack_version, self.at or datetime.now(UTC), queries,
-        )  # fmt: skip
+            metric,
+            float(value),
+            k,
+            higher_is_better,
+            self.dataset,
+            self.pack,
+            self.pack_version,
+            self.at or datetime.now(UTC),
+            queries,
+        )
 
 
 def _top(ranked: Sequence[str], k: int) -> list[str]:
@@ -134,9 +141,11 @@ def retrieval_results(
     results = []
     for k in sorted(set(ks)):
         for name, fn in (
-            ("recall", recall_at_k), ("precision", precision_at_k),
-            ("ndcg", ndcg_at_k), ("hit_rate", hit_at_k),
-        ):  # fmt: skip
+            ("recall", recall_at_k),
+            ("precision", precision_at_k),
+            ("ndcg", ndcg_at_k),
+            ("hit_rate", hit_at_k),
+        ):
             value = sum(fn(q.ranked, q.relevance, k) for q in queries) / n
             results.append(context.result(name, value, k, True, n))
     mrr = sum(reciprocal_rank(q.ranked, q.relevance) for q in queries) / n

@@ -57,8 +57,11 @@ def check_embedding(pack: Pack, queries_by: EmbeddingInfo | None = None) -> None
     used = queries_by or OnnxMiniLM.info
     stored = pack.embedding
     if (stored.provider, stored.model, stored.space, stored.dim) != (
-        used.provider, used.model, used.space, used.dim,
-    ):  # fmt: skip
+        used.provider,
+        used.model,
+        used.space,
+        used.dim,
+    ):
         raise EmbeddingMismatch(
             f"Pack {pack.name!r} was built with {stored.provider}:{stored.model} (dim "
             f"{stored.dim}), but this eval embeds queries with {used.provider}:{used.model} "
@@ -154,10 +157,15 @@ def score_eval_set(
     loaded = resolve_eval_set(pack, spec)
     scored = evaluate_pack(pack, loaded, ks, version=version, ragas=ragas)
     return ScoredEvalSet(
-        loaded.name, loaded.digest, tuple(scored.results),
-        tuple(o for o in scored.outcomes if not o.hit), len(scored.outcomes),
-        scored.pack_version, scored.settings_version, scored.embedding,
-    )  # fmt: skip
+        loaded.name,
+        loaded.digest,
+        tuple(scored.results),
+        tuple(o for o in scored.outcomes if not o.hit),
+        len(scored.outcomes),
+        scored.pack_version,
+        scored.settings_version,
+        scored.embedding,
+    )
 
 
 def _reference_texts(pack: Pack, eval_set: EvalSet) -> dict[str, str]:

@@ -118,10 +118,11 @@ def paraphrase_originals(eval_set: EvalSet, paraphrases: EvalSet) -> dict[str, s
     if problems:
         raise InvalidInput(
             f"{paraphrases.path}: {len(problems)} paraphrase(s) do not match "
-            f"{eval_set.path}:\n  " + "\n  ".join(problems[:20])
+            f"{eval_set.path}:\n  "
+            + "\n  ".join(problems[:20])
             + "\nEach paraphrase needs metadata.paraphrase_of naming a training question, "
             "and that question's relevant ids."
-        )  # fmt: skip
+        )
     return originals
 
 
@@ -148,9 +149,7 @@ def build_protocol(
     probes: tuple[BenchQuery, ...] = ()
     if paraphrases is not None:
         originals = paraphrase_originals(eval_set, paraphrases)
-        probes = tuple(
-            _bench_query(p) for p in paraphrases.queries if chosen(originals[p.id])
-        )  # fmt: skip
+        probes = tuple(_bench_query(p) for p in paraphrases.queries if chosen(originals[p.id]))
     if not train:
         raise InvalidInput(
             f"{eval_set.path}: fold {split!r} has no training questions; check the 'split' "

@@ -41,12 +41,42 @@ from evals.manpage_corpus import label as label_with
 from packs.errors import InvalidInput
 
 MODULES = (
-    "os", "os.path", "shutil", "pathlib", "glob", "fnmatch", "tempfile", "json", "csv", "re",
-    "string", "textwrap", "difflib", "itertools", "functools", "collections", "heapq",
-    "bisect", "operator", "copy", "datetime", "time", "calendar", "random", "secrets",
-    "math", "statistics", "hashlib", "base64", "uuid", "zipfile", "tarfile", "gzip",
-    "subprocess", "urllib.parse",
-)  # fmt: skip
+    "os",
+    "os.path",
+    "shutil",
+    "pathlib",
+    "glob",
+    "fnmatch",
+    "tempfile",
+    "json",
+    "csv",
+    "re",
+    "string",
+    "textwrap",
+    "difflib",
+    "itertools",
+    "functools",
+    "collections",
+    "heapq",
+    "bisect",
+    "operator",
+    "copy",
+    "datetime",
+    "time",
+    "calendar",
+    "random",
+    "secrets",
+    "math",
+    "statistics",
+    "hashlib",
+    "base64",
+    "uuid",
+    "zipfile",
+    "tarfile",
+    "gzip",
+    "subprocess",
+    "urllib.parse",
+)
 BUILTIN_TYPES = (str, bytes, list, dict, set, int, float)
 # Modules whose public functions are implemented in another module.
 _IMPLEMENTED_IN = {"os": ("posix",), "os.path": ("posixpath", "genericpath")}
@@ -134,10 +164,12 @@ def build(out: Path) -> int:
         for module, rows in groups:
             for position, row in enumerate(rows):
                 line = {
-                    "source": f"py/{module}", "position": position, "title": row["name"],
+                    "source": f"py/{module}",
+                    "position": position,
+                    "title": row["name"],
                     "text": row["text"],
                     "metadata": {"module": module, "name": row["name"], "kind": row["kind"]},
-                }  # fmt: skip
+                }
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
                 count += 1
     return count
@@ -159,11 +191,17 @@ def select(rows: Sequence[dict[str, Any]], selector: str) -> list[str]:
     if not sep:
         found = [r for r in rows if r["metadata"]["name"] == selector]
     elif what.startswith("#"):
-        found = [r for r in rows if r["metadata"]["module"] == module
-                 and r["metadata"]["kind"] == what[1:]]  # fmt: skip
+        found = [
+            r
+            for r in rows
+            if r["metadata"]["module"] == module and r["metadata"]["kind"] == what[1:]
+        ]
     else:
-        found = [r for r in rows if r["metadata"]["module"] == module
-                 and what.lstrip("~").lower() in r["text"].lower()]  # fmt: skip
+        found = [
+            r
+            for r in rows
+            if r["metadata"]["module"] == module and what.lstrip("~").lower() in r["text"].lower()
+        ]
     if not found:
         raise InvalidInput(f"Selector {selector!r} matches no chunk.")
     return [f"{r['source']}#{r['position']}" for r in found]

@@ -85,9 +85,13 @@ def ingest_documents_flow(
     written = upsert_knowledge_task(pack, root, chunks, batch_size, scope) if chunks else {}
     publish_documents_task(pack, [asdict(r) for r in rows], len(chunks), written.get("written", 0))
     result = DocumentsRun(
-        pack, rows, len(chunks), written.get("written", 0), written.get("stale", 0),
+        pack,
+        rows,
+        len(chunks),
+        written.get("written", 0),
+        written.get("stale", 0),
         round(time.perf_counter() - started, 2),
-    )  # fmt: skip
+    )
     failed = [row for row in rows if row.error]
     if failed:
         message = f"{len(failed)} of {len(rows)} documents failed:\n" + "\n".join(

@@ -116,9 +116,11 @@ def outcome_of(source: str, futures: list[PrefectFuture[Any]]) -> ItemOutcome:
             continue
         if state.is_failed() or state.is_crashed():
             error = state.result(raise_on_failure=False)
-            message = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else (
-                state.message or state.name
-            )  # fmt: skip
+            message = (
+                f"{type(error).__name__}: {error}"
+                if isinstance(error, BaseException)
+                else (state.message or state.name)
+            )
             return ItemOutcome(source, steps, step, message)
         return ItemOutcome(source, steps, step, f"did not run ({state.name})")
     return ItemOutcome(source, steps)

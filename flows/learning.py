@@ -42,9 +42,11 @@ def recompute_utilities(pack: str = "demo", root: str | None = None) -> RebuildR
 
 @flow(name="refresh-lessons")
 def refresh_lessons_flow(
-    pack: str = "demo", root: str | None = None, writer: str | None = None,
+    pack: str = "demo",
+    root: str | None = None,
+    writer: str | None = None,
     limit: int | None = None,
-) -> LessonReport:  # fmt: skip
+) -> LessonReport:
     """Distil lessons for memories with new evidence (writer: template or openai); publish
     a summary and every lesson written."""
     check_pack_task(pack, root)
@@ -68,9 +70,11 @@ def pack_health(pack: str = "demo", root: str | None = None) -> Maturity:
 
 @flow(name="maintain-pack")
 def maintain_pack(
-    pack: str = "demo", root: str | None = None, retention_days: float | None = None,
+    pack: str = "demo",
+    root: str | None = None,
+    retention_days: float | None = None,
     index_threshold: int = DEFAULT_INDEX_THRESHOLD,
-) -> MaintenanceReport:  # fmt: skip
+) -> MaintenanceReport:
     """Forget expired memories, purge what earlier forgets left in older versions,
     compact tables, drop versions older than ``retention_days`` (default: the Pack's
     ``version_retention_hours``), build the indexes that are due."""

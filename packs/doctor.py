@@ -32,9 +32,12 @@ from packs.store.locations import is_remote, locate, redact_url
 
 # Tables every Pack has from its creation (the others are made when first used).
 CORE_TABLES = (
-    schemas.PACK_META, schemas.MEMORIES, schemas.EPISODES, schemas.RETRIEVAL_LOG,
+    schemas.PACK_META,
+    schemas.MEMORIES,
+    schemas.EPISODES,
+    schemas.RETRIEVAL_LOG,
     schemas.REWARD_EVENTS,
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,12 @@ class DoctorReport:
         return all(f.ok for f in self.findings)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pack": self.pack, "root": self.root, "healthy": self.healthy,
-                "findings": [asdict(f) for f in self.findings]}  # fmt: skip
+        return {
+            "pack": self.pack,
+            "root": self.root,
+            "healthy": self.healthy,
+            "findings": [asdict(f) for f in self.findings],
+        }
 
 
 def diagnose(
@@ -91,28 +98,48 @@ def _tables(present: set[str]) -> list[str]:
 def _check_meta(store: PackStore, present: set[str]) -> Finding:
     if schemas.PACK_META not in present:
         if not any(integrity.table_rows(store).values()):
-            return Finding("pack_meta", False, "missing, and no table holds rows: a creation "
-                           "cut short; the next writable open finishes it")  # fmt: skip
-        return Finding("pack_meta", False, "missing: the Pack's settings were deleted or lost; "
-                       "restore pack_meta.lance from a backup")  # fmt: skip
+            return Finding(
+                "pack_meta",
+                False,
+                "missing, and no table holds rows: a creation "
+                "cut short; the next writable open finishes it",
+            )
+        return Finding(
+            "pack_meta",
+            False,
+            "missing: the Pack's settings were deleted or lost; "
+            "restore pack_meta.lance from a backup",
+        )
     try:
         meta = store.read_meta()
         version = int(meta["schema_version"])
         EmbeddingInfo.from_dict(meta["embedding"])
         settings = PackSettings.from_dict(meta.get("settings", {}))
     except PackNotFound:
-        return Finding("pack_meta", False, "half-made: no committed version (a creation cut "
-                       "short); the next writable open finishes it")  # fmt: skip
+        return Finding(
+            "pack_meta",
+            False,
+            "half-made: no committed version (a creation cut "
+            "short); the next writable open finishes it",
+        )
     except KeyError as exc:
         return Finding("pack_meta", False, f"incomplete: no {exc.args[0]!r} stored")
     except WolfieError as exc:
         return Finding("pack_meta", False, str(exc))
     if version > schemas.SCHEMA_VERSION:
-        return Finding("pack_meta", False, f"schema version {version} is newer than this "
-                       f"Wolfie's ({schemas.SCHEMA_VERSION}): upgrade Wolfie")  # fmt: skip
+        return Finding(
+            "pack_meta",
+            False,
+            f"schema version {version} is newer than this "
+            f"Wolfie's ({schemas.SCHEMA_VERSION}): upgrade Wolfie",
+        )
     alpha = settings.rewards.alpha
-    return Finding("pack_meta", True, f"schema version {version}, settings version "
-                   f"{meta.get('settings_version', 1)}, alpha {alpha}")  # fmt: skip
+    return Finding(
+        "pack_meta",
+        True,
+        f"schema version {version}, settings version "
+        f"{meta.get('settings_version', 1)}, alpha {alpha}",
+    )
 
 
 def _check_table(store: PackStore, name: str, present: set[str], report: DoctorReport) -> bool:
@@ -150,11 +177,19 @@ def _check_learning(store: PackStore) -> Finding:
     except WolfieError as exc:
         return Finding("learned state", False, str(exc))
     if rebuilt.changed:
-        return Finding("learned state", False, (
-            f"{rebuilt.changed} of {rebuilt.memories} memories differ from the replay of "
-            f"{rebuilt.events:,} reward events (max utility drift "
-            f"{rebuilt.max_utility_drift:.3g}); Pack.rebuild_utilities() or the "
-            "recompute-utilities flow stores the replay"
-        ))  # fmt: skip
-    return Finding("learned state", True, f"utilities of {rebuilt.memories} memories equal "
-                   f"the replay of {rebuilt.events:,} reward events")  # fmt: skip
+        return Finding(
+            "learned state",
+            False,
+            (
+                f"{rebuilt.changed} of {rebuilt.memories} memories differ from the replay of "
+                f"{rebuilt.events:,} reward events (max utility drift "
+                f"{rebuilt.max_utility_drift:.3g}); Pack.rebuild_utilities() or the "
+                "recompute-utilities flow stores the replay"
+            ),
+        )
+    return Finding(
+        "learned state",
+        True,
+        f"utilities of {rebuilt.memories} memories equal "
+        f"the replay of {rebuilt.events:,} reward events",
+    )

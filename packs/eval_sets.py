@@ -57,9 +57,12 @@ def store_eval_set(pack: Pack, name: str, jsonl: str, source: str | None = None)
             f"{MAX_EVAL_SET_BYTES:,}. Pass a larger set as a file instead."
         )
     stored = StoredEvalSet(
-        name, jsonl, hashlib.sha256(jsonl.encode("utf-8")).hexdigest(), source,
+        name,
+        jsonl,
+        hashlib.sha256(jsonl.encode("utf-8")).hexdigest(),
+        source,
         datetime.now(UTC),
-    )  # fmt: skip
+    )
     row = pa.Table.from_pylist([asdict(stored)], schema=EVAL_SETS_SCHEMA)
     pack.store.ensure_table(EVAL_SETS, EVAL_SETS_SCHEMA)
     pack.store.merge(EVAL_SETS, row, "name", update=True)

@@ -38,17 +38,34 @@ FIELD_COLUMNS = {
     "metadata": "metadata_json",
 }
 ROW_COLUMNS = [
-    "id", "kind", *FIELD_COLUMNS.values(), "source", "created_at", "experience_summary",
+    "id",
+    "kind",
+    *FIELD_COLUMNS.values(),
+    "source",
+    "created_at",
+    "experience_summary",
     "merge_count",
-]  # fmt: skip
+]
 _REVISION_COLUMNS = [
-    "version_id", "at", "event", "source", "changes_json", "utility_before", "utility_reset",
-]  # fmt: skip
+    "version_id",
+    "at",
+    "event",
+    "source",
+    "changes_json",
+    "utility_before",
+    "utility_reset",
+]
 _MARK_COLUMNS = ["id", "superseded_by", "superseded_at", "superseded_reason"]
 _LESSON_COLUMNS = ["at", "writer", "lesson", "prompt_version", "model", "episode_id"]
 _MERGE_COLUMNS = [
-    "merge_id", "at", "source", "intent_text", "response_summary", "outcome", "similarity",
-]  # fmt: skip
+    "merge_id",
+    "at",
+    "source",
+    "intent_text",
+    "response_summary",
+    "outcome",
+    "similarity",
+]
 
 
 def check_memory_id(memory_id: object) -> str:
@@ -121,9 +138,13 @@ def versions_of(
             if field in values:
                 values[field] = change.old
     created = MemoryVersion(
-        memory_id, 1, row["created_at"], "remember", row["source"],
+        memory_id,
+        1,
+        row["created_at"],
+        "remember",
+        row["source"],
         {f: FieldChange(None, v) for f, v in values.items() if v not in (None, {})},
-    )  # fmt: skip
+    )
     absorbed = [_merge(memory_id, m, n) for n, m in enumerate(sorted(merges, key=_at))]
     marks = [_supersedes(memory_id, r) for r in replaced]
     if row.get("superseded_at") is not None:
@@ -135,23 +156,36 @@ def versions_of(
 def _revision(memory_id: str, row: Mapping[str, Any]) -> MemoryVersion:
     changes = json.loads(row["changes_json"])
     return MemoryVersion(
-        memory_id, 0, row["at"], row["event"], row["source"],
+        memory_id,
+        0,
+        row["at"],
+        row["event"],
+        row["source"],
         {field: FieldChange(change["old"], change["new"]) for field, change in changes.items()},
-        version_id=row["version_id"], utility_reset=bool(row["utility_reset"]),
+        version_id=row["version_id"],
+        utility_reset=bool(row["utility_reset"]),
         utility_before=row["utility_before"],
-    )  # fmt: skip
+    )
 
 
 def _merge(memory_id: str, row: Mapping[str, Any], counted: int) -> MemoryVersion:
     absorbed = {
-        "intent": row["intent_text"], "response": row["response_summary"],
-        "outcome": row["outcome"], "similarity": row["similarity"],
-    }  # fmt: skip
+        "intent": row["intent_text"],
+        "response": row["response_summary"],
+        "outcome": row["outcome"],
+        "similarity": row["similarity"],
+    }
     count = {"merge_count": FieldChange(counted, counted + 1)}
     return MemoryVersion(
-        memory_id, 0, row["at"], "merge", row["source"], count, version_id=row["merge_id"],
+        memory_id,
+        0,
+        row["at"],
+        "merge",
+        row["source"],
+        count,
+        version_id=row["merge_id"],
         absorbed=absorbed,
-    )  # fmt: skip
+    )
 
 
 def _lessons(memory_id: str, rows: Iterable[Mapping[str, Any]]) -> list[MemoryVersion]:

@@ -125,14 +125,19 @@ def measure_maturity(store: PackStore, alpha: float, *, record: bool) -> Maturit
     ``record`` appends the result to ``state_traces``."""
     memories = store.scan(schemas.MEMORIES, ["kind", "utility", "reward_count"])
     rewards = store.scan(  # a revision's reset is logged as an event, but is no feedback
-        schemas.REWARD_EVENTS, ["episode_id", "memory_id", "value", "weight", "idempotency_key"],
+        schemas.REWARD_EVENTS,
+        ["episode_id", "memory_id", "value", "weight", "idempotency_key"],
         f"source != {sql_literal(REVISION_SOURCE)}",
-    )  # fmt: skip
+    )
     injected = store.scan(schemas.RETRIEVAL_LOG, ["item_id"], "injected = true")
     result = compute_maturity(
-        datetime.now(UTC), alpha, pl.DataFrame(memories), store.count(schemas.EPISODES),
-        pl.DataFrame(rewards), pl.DataFrame(injected),
-    )  # fmt: skip
+        datetime.now(UTC),
+        alpha,
+        pl.DataFrame(memories),
+        store.count(schemas.EPISODES),
+        pl.DataFrame(rewards),
+        pl.DataFrame(injected),
+    )
     if record:
         row = pa.Table.from_pylist([result.to_row()], schema=schemas.STATE_TRACES_SCHEMA)
         store.append(schemas.STATE_TRACES, row)

@@ -32,9 +32,16 @@ from packs.validation import check_episode_id, check_metadata, check_seconds, ch
 KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
 # What a re-ingested chunk may change; learned columns are left alone.
 _CONTENT_COLUMNS = (
-    "id", "intent_text", "intent_embedding", "title", "start_s", "end_s", "metadata_json",
-    "tags", "updated_at",
-)  # fmt: skip
+    "id",
+    "intent_text",
+    "intent_embedding",
+    "title",
+    "start_s",
+    "end_s",
+    "metadata_json",
+    "tags",
+    "updated_at",
+)
 _POLARITIES = (None, "success", "failure")
 
 
@@ -212,10 +219,14 @@ class MemoryWriter:
         if isinstance(chunk.position, bool) or not isinstance(chunk.position, int):
             raise InvalidInput(f"chunk position must be an int, got {chunk.position!r}.")
         return KnowledgeChunk(
-            text, source, chunk.position, chunk.title, check_seconds(chunk.start_s, "start_s"),
+            text,
+            source,
+            chunk.position,
+            chunk.title,
+            check_seconds(chunk.start_s, "start_s"),
             check_seconds(chunk.end_s, "end_s"),
             scoped_metadata(check_metadata(chunk.metadata), None),  # a scope is checked too
-        )  # fmt: skip
+        )
 
     def _memory_table(self, rows: list[dict[str, Any]]) -> pa.Table:
         return pa.Table.from_pylist(rows, schema=self._memories_schema)

@@ -75,8 +75,15 @@ _COLUMNS = list(
     )
 )
 _UNUSED = "usage_count = 0 AND reward_count = 0"
-_MERGE_COLUMNS = ["intent_text", "response_summary", "outcome", "metadata_json", "source",
-                  "similarity", "at"]  # fmt: skip
+_MERGE_COLUMNS = [
+    "intent_text",
+    "response_summary",
+    "outcome",
+    "metadata_json",
+    "source",
+    "similarity",
+    "at",
+]
 
 
 @dataclass(frozen=True)
@@ -174,10 +181,15 @@ def _fold(store: PackStore, winner: dict[str, Any], loser: dict[str, Any]) -> bo
     store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
     now = datetime.now(UTC)
     row = merge_row(
-        winner["id"], loser["intent_text"], loser["response_summary"] or "", loser["outcome"],
-        json.loads(loser["metadata_json"] or "{}"), loser["source"] or "api",
-        cosine(loser[VECTOR_COLUMN], winner[VECTOR_COLUMN]), now,
-    )  # fmt: skip
+        winner["id"],
+        loser["intent_text"],
+        loser["response_summary"] or "",
+        loser["outcome"],
+        json.loads(loser["metadata_json"] or "{}"),
+        loser["source"] or "api",
+        cosine(loser[VECTOR_COLUMN], winner[VECTOR_COLUMN]),
+        now,
+    )
     _log_merges(store, [row])
     ids = [loser["id"]]
     store.delete(schemas.MEMORIES, f"{in_clause('id', ids)} AND {_UNUSED}")
@@ -188,11 +200,17 @@ def _fold(store: PackStore, winner: dict[str, Any], loser: dict[str, Any]) -> bo
     held = store.scan(schemas.MERGES, ["memory_id", *_MERGE_COLUMNS], in_clause("memory_id", ids))
     moved = [
         merge_row(
-            winner["id"], m["intent_text"], m["response_summary"], m["outcome"],
-            json.loads(m["metadata_json"] or "{}"), m["source"], m["similarity"], m["at"],
+            winner["id"],
+            m["intent_text"],
+            m["response_summary"],
+            m["outcome"],
+            json.loads(m["metadata_json"] or "{}"),
+            m["source"],
+            m["similarity"],
+            m["at"],
         )
         for m in held.to_pylist()
-    ]  # fmt: skip
+    ]
     _log_merges(store, moved)
     raise_merge_count(store, winner["id"], int(winner["merge_count"] or 0), now)
     return True
@@ -217,6 +235,9 @@ def raise_merge_count(store: PackStore, memory_id: str, counted: int, now: datet
     columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
     count = pa.table(columns, schema=pa.schema([full.field(c) for c in columns]))
     store.merge(
-        schemas.MEMORIES, count, "id",
-        update="target.merge_count < source.merge_count", insert=False,
-    )  # fmt: skip
+        schemas.MEMORIES,
+        count,
+        "id",
+        update="target.merge_count < source.merge_count",
+        insert=False,
+    )

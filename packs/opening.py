@@ -60,8 +60,9 @@ def open_store(
             raise NoSuchPack(
                 f"No Pack {name!r} under {location.root!r}. Check the name and root "
                 "(WOLFIE_ROOT), or open it writable with create=True to make it.",
-                name, location.root,
-            )  # fmt: skip
+                name,
+                location.root,
+            )
         dropped = integrity.drop_half_made(store, rows)
         if dropped:
             log.warning("Pack %r: dropped half-made tables %s to create them again", name, dropped)

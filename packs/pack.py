@@ -23,23 +23,29 @@ import polars as pl
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store, store_settings
-from packs.records import (
+from packs.options import (
     FeedbackOptions,
+    ForgetOptions,
+    RecallFilters,
+    RememberOptions,
+    RevisionChanges,
+    RewardEventOptions,
+    RewardOptions,
+    ValidationOptions,
+)
+from packs.records import (
     FeedbackResult,
     ForgetReport,
     KnowledgeChunk,
     MemoryVersion,
     RebuildReport,
     Recall,
-    RememberOptions,
     RememberResult,
     ResolveResult,
     RevisionResult,
-    RewardOptions,
-    ValidationOptions,
     ValidationResult,
     VoteResult,
-)  # fmt: skip
+)
 from packs.services import build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
@@ -68,9 +74,13 @@ class Pack:
     """One Pack. Create or open it with :meth:`Pack.open`."""
 
     def __init__(
-        self, store: PackStore, settings: PackSettings, settings_version: int,
-        embedding: EmbeddingInfo, embedder: EmbeddingProvider | None,
-    ) -> None:  # fmt: skip
+        self,
+        store: PackStore,
+        settings: PackSettings,
+        settings_version: int,
+        embedding: EmbeddingInfo,
+        embedder: EmbeddingProvider | None,
+    ) -> None:
         self._store = store
         self._settings = ActiveSettings(settings, settings_version)
         self._svc = build_services(store, self._settings, embedding, embedder)  # by name
@@ -81,18 +91,30 @@ class Pack:
 
     @classmethod
     def open(
-        cls, name: str, root: str | os.PathLike[str] | None = None, read_only: bool = False, *,
-        create: bool = True, embedder: EmbeddingProvider | None = None,
+        cls,
+        name: str,
+        root: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
+        *,
+        create: bool = True,
+        embedder: EmbeddingProvider | None = None,
         settings: PackSettings | Mapping[str, Any] | None = None,
         storage_options: Mapping[str, str] | None = None,
-    ) -> Pack:  # fmt: skip
+    ) -> Pack:
         """Open Pack ``name`` under ``root`` (default ``WOLFIE_ROOT`` or ``./.wolfie``),
         created unless ``read_only`` or ``create=False`` (then :class:`PackNotFound`).
         ``settings`` apply at creation, or are stored as a new settings version.
         ``embedder`` defaults to offline all-MiniLM-L6-v2; another vector space is refused.
         """
-        found = open_store(name, root, read_only, create=create, embedder=embedder,
-                           settings=settings, storage_options=storage_options)  # fmt: skip
+        found = open_store(
+            name,
+            root,
+            read_only,
+            create=create,
+            embedder=embedder,
+            settings=settings,
+            storage_options=storage_options,
+        )
         pack = cls(found.store, found.settings, found.settings_version, found.embedding, embedder)
         if found.requested is not None and found.requested != pack.settings:
             pack.configure(**found.requested.to_dict())
@@ -175,12 +197,11 @@ class Pack:
         self._svc.writer.supersede(memory_id, by, reason)
 
     def forget(
-        self, memory_ids: list[str] | None = None, *, scope: str | None = None,
-        where: Mapping[str, Any] | None = None, purge: bool = False,
-    ) -> ForgetReport:  # fmt: skip
+        self, memory_ids: list[str] | None = None, **options: Unpack[ForgetOptions]
+    ) -> ForgetReport:
         """Remove ``memory_ids``, every row of ``scope`` or what ``where`` matches, from
         every table and process (``packs/forget.py``); ``purge``: from storage too."""
-        return self._svc.forget.forget(memory_ids, scope=scope, where=where, purge=purge)
+        return self._svc.forget.forget(memory_ids, **options)
 
     def store_lessons(self, lessons: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:
         """Write distilled lessons and their ``lesson_log`` rows (``packs/lessons``)."""
@@ -190,15 +211,10 @@ class Pack:
         """Add knowledge chunks; ids come from (source, position), so it is idempotent."""
         return self._svc.writer.add_knowledge(chunks)
 
-    def revise(
-        self, memory_id: str, *, intent: str | None = None, response: str | None = None,
-        outcome: str | None = None, polarity: str | None = None,
-        metadata: Mapping[str, Any] | None = None, source: str = "api",
-    ) -> RevisionResult:  # fmt: skip
+    def revise(self, memory_id: str, **changes: Unpack[RevisionChanges]) -> RevisionResult:
         """Change a memory in place (same id, changed text re-embedded); a new response or
         polarity is a new action whose utility restarts (docs/rewards.md, "Revising")."""
-        return self._svc.revisions.revise(memory_id, intent=intent, response=response,
-            outcome=outcome, polarity=polarity, metadata=metadata, source=source)  # fmt: skip
+        return self._svc.revisions.revise(memory_id, **changes)
 
     def history(self, memory_id: str) -> list[MemoryVersion]:
         """Its versions, oldest first: created, merged, revised (when, what, which call)."""
@@ -206,31 +222,27 @@ class Pack:
 
     # --- read path: packs/recall/service.py ----------------------------------------------
 
-    def recall(
-        self, query: str, k: int | None = None, *, where: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None, kind: str | None = None,
-        scope: str | None = None,
-    ) -> Recall:  # fmt: skip
+    def recall(self, query: str, k: int | None = None, **filters: Unpack[RecallFilters]) -> Recall:
         """Phase A (cosine top-k1 above δ), Phase B (z-scored blend, top-k2), logged: ``k``
         overrides k2; ``where``/``metadata``/``kind`` filter; ``scope`` sees its rows and
         the shared ones. :meth:`feedback` rewards the ``episode_id``."""
-        return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=True)
+        return self._svc.recall.retrieve(query, k, log_episode=True, **filters)
 
-    def search(
-        self, query: str, k: int | None = None, *, where: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None, kind: str | None = None,
-        scope: str | None = None,
-    ) -> Recall:  # fmt: skip
+    def search(self, query: str, k: int | None = None, **filters: Unpack[RecallFilters]) -> Recall:
         """The same ranking as :meth:`recall`, with nothing logged (works read-only)."""
-        return self._svc.recall.retrieve(query, k, where, metadata, kind, scope, log_episode=False)
+        return self._svc.recall.retrieve(query, k, log_episode=False, **filters)
 
     def get(self, memory_id: str) -> dict[str, Any]:  # learned columns: pending included
         return self._svc.reader.get(memory_id)
 
     def query(
-        self, table: str, where: Mapping[str, object] | None = None,
-        columns: list[str] | None = None, limit: int | None = None, version: int | None = None,
-    ) -> pl.DataFrame:  # fmt: skip
+        self,
+        table: str,
+        where: Mapping[str, object] | None = None,
+        columns: list[str] | None = None,
+        limit: int | None = None,
+        version: int | None = None,
+    ) -> pl.DataFrame:
         """Filter a table into a polars DataFrame; ``version`` reads the past (store/query.py)."""
         if not self.read_only:
             self.flush()
@@ -245,15 +257,10 @@ class Pack:
     # --- rewards: packs/rewards/ ---------------------------------------------------------
 
     def apply_reward(
-        self, episode_id: str, value: float, *, source: str, signal: str,
-        magnitude: float | None = None, weight: float = 1.0, idempotency_key: str | None = None,
-        memory_ids: list[str] | None = None,
-    ) -> FeedbackResult:  # fmt: skip
+        self, episode_id: str, value: float, **options: Unpack[RewardEventOptions]
+    ) -> FeedbackResult:
         """One typed reward event per memory; Q += alpha * w * (r - Q), w = weight x wiring."""
-        return self._svc.rewards.apply_reward(
-            episode_id, value, source=source, signal=signal, magnitude=magnitude, weight=weight,
-            idempotency_key=idempotency_key, memory_ids=memory_ids,
-        )  # fmt: skip
+        return self._svc.rewards.apply_reward(episode_id, value, **options)
 
     def feedback(
         self, episode_id: str, rating: float | None = None, **options: Unpack[FeedbackOptions]

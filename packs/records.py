@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any
 
 import polars as pl
 
@@ -31,30 +30,6 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-class RewardOptions(TypedDict, total=False):
-    """What every reward source also takes (``Pack.feedback(..., **options)``).
-
-    ``idempotency_key``: a redelivered reward with it is applied once per episode.
-    ``scope``: the caller's user or session; only an episode recalled in that scope can
-    be rewarded (a server pinned to one user can't reward another's, issue 31).
-    """
-
-    idempotency_key: str | None
-    scope: str | None
-
-
-class FeedbackOptions(RewardOptions, total=False):
-    """``Pack.feedback``'s: ``stars`` 1-5, instead of a rating (``(stars - 3) / 2``)."""
-
-    stars: int | None
-
-
-class ValidationOptions(RewardOptions, total=False):
-    """``Pack.validate``'s: the ``hook`` to run instead of the Pack's registered one."""
-
-    hook: Callable[..., Any] | None
 
 
 class Record:
@@ -78,26 +53,6 @@ class KnowledgeChunk(Record):
     start_s: float | None = None
     end_s: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-class RememberOptions(TypedDict, total=False):
-    """``Pack.remember``'s keyword options (each optional):
-
-    - ``polarity``: "success", "failure" (shown as a WARNING) or None;
-    - ``source``: the provenance recorded with it (default "api");
-    - ``scope``: a user or session: only recalls in that scope see it;
-    - ``expires_at``: an aware datetime after which it is never recalled (default: the
-      Pack's ``default_ttl_hours``);
-    - ``confidence`` (0-1) and ``episode_id`` (the episode it comes from): what admission
-      control weighs when the Pack's policy is on (docs/admission.md).
-    """
-
-    polarity: str | None
-    source: str
-    scope: str | None
-    expires_at: datetime | None
-    confidence: float | None
-    episode_id: str | None
 
 
 @dataclass(frozen=True)

@@ -123,9 +123,13 @@ class RevisionService:
         return RevisionResult(memory_id, "revised", found[0] if found else None)
 
     def _check(
-        self, intent: object, response: object, outcome: object, polarity: object,
+        self,
+        intent: object,
+        response: object,
+        outcome: object,
+        polarity: object,
         metadata: object,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         limit = self._settings.value.max_text_chars
         wanted: dict[str, Any] = {}
         for name, value in (("intent", intent), ("response", response), ("outcome", outcome)):
@@ -163,8 +167,11 @@ class RevisionService:
             column = FIELD_COLUMNS[field]
             columns[column] = _stored(field, new)
             read = row[column]
-            guard.append(f"target.{column} = {sql_literal(read)}" if read is not None
-                         else f"target.{column} IS NULL")  # fmt: skip
+            guard.append(
+                f"target.{column} = {sql_literal(read)}"
+                if read is not None
+                else f"target.{column} IS NULL"
+            )
             if field == "metadata":
                 columns["tags"] = tags_of(new)
         if "intent" in changes:
@@ -192,11 +199,15 @@ class RevisionService:
         self._store.ensure_table(schemas.MEMORY_HISTORY, schemas.MEMORY_HISTORY_SCHEMA)
         changed = {field: {"old": old, "new": new} for field, (old, new) in changes.items()}
         row = {
-            "version_id": version_id, "memory_id": memory_id, "at": datetime.now(UTC),
-            "event": "revise", "source": source,
+            "version_id": version_id,
+            "memory_id": memory_id,
+            "at": datetime.now(UTC),
+            "event": "revise",
+            "source": source,
             "changes_json": json.dumps(changed, sort_keys=True, ensure_ascii=False),
-            "utility_before": before, "utility_reset": before is not None,
-        }  # fmt: skip
+            "utility_before": before,
+            "utility_reset": before is not None,
+        }
         self._buffer.add_rows(schemas.MEMORY_HISTORY, [row])
         return version_id
 

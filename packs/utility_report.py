@@ -13,9 +13,15 @@ from packs.pack import Pack
 from packs.store import schemas
 
 _COLUMNS = [
-    "id", "kind", "intent_text", "utility", "confidence", "reward_count", "usage_count",
+    "id",
+    "kind",
+    "intent_text",
+    "utility",
+    "confidence",
+    "reward_count",
+    "usage_count",
     "experience_summary",
-]  # fmt: skip
+]
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,13 @@ def write_eval_run_task(pack: str, root: str | None, scored: ScoredEvalSet, run_
     """
     with Pack.open(pack, root, create=False) as handle:
         return write_eval_run(
-            handle, scored.results, dataset_digest=scored.dataset_digest,
-            settings_version=scored.settings_version, embedding=scored.embedding,
+            handle,
+            scored.results,
+            dataset_digest=scored.dataset_digest,
+            settings_version=scored.settings_version,
+            embedding=scored.embedding,
             run_id=run_id,
-        )  # fmt: skip
+        )
 
 
 @task(name="eval-history", **TRANSIENT.task_options())

@@ -84,9 +84,13 @@ def download_task(
     report(0.0)
     target = IngestTarget(pack, root)
     result = fetch_step(
-        target, source, default_work_dir(work_dir), refresh=refresh, on_progress=report,
+        target,
+        source,
+        default_work_dir(work_dir),
+        refresh=refresh,
+        on_progress=report,
         policy=policy,
-    )  # fmt: skip
+    )
     report(1.0)
     return result
 
@@ -171,9 +175,12 @@ def document_chunks_task(
 
 @task(name="upsert-knowledge", **STEP_RETRIES)
 def upsert_knowledge_task(
-    pack: str, root: str | None, chunks: list[KnowledgeChunk], batch_size: int = UPSERT_BATCH,
+    pack: str,
+    root: str | None,
+    chunks: list[KnowledgeChunk],
+    batch_size: int = UPSERT_BATCH,
     scope: str | None = None,
-) -> dict[str, int]:  # fmt: skip
+) -> dict[str, int]:
     """Embed and merge the given chunks that the Pack lacks (in ``scope``)."""
     with IngestTarget(pack, root).open_pack() as handle:
         return upsert_chunks(handle, chunks, batch_size, scope=scope)

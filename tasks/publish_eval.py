@@ -19,15 +19,21 @@ def publish_task(pack: str, scored: ScoredEvalSet, run_id: str) -> list[str]:
     """A table artifact of every metric and a Markdown summary with the missed queries."""
     key = artifact_key("eval", pack, scored.dataset)
     rows = [
-        {"metric": r.metric, "k": r.k, "value": round(r.value, 4), "queries": r.queries,
-         "higher_is_better": r.higher_is_better}
+        {
+            "metric": r.metric,
+            "k": r.k,
+            "value": round(r.value, 4),
+            "queries": r.queries,
+            "higher_is_better": r.higher_is_better,
+        }
         for r in scored.results
-    ]  # fmt: skip
+    ]
     create_table_artifact(key=key, table=rows, description=f"Eval run {run_id} of Pack {pack!r}.")
     create_markdown_artifact(
-        key=f"{key}-summary", markdown=summary_markdown(pack, scored, run_id),
+        key=f"{key}-summary",
+        markdown=summary_markdown(pack, scored, run_id),
         description=f"Eval run {run_id}: settings, headline metrics and missed queries.",
-    )  # fmt: skip
+    )
     return [key, f"{key}-summary"]
 
 
@@ -39,9 +45,10 @@ def publish_trend_task(pack: str, dataset: str, history: pl.DataFrame) -> str:
     title = f"Eval set {dataset!r} on Pack {pack!r}: {count} run(s)"
     chart = markdown_image(eval_trend_png(history, title), title)
     create_markdown_artifact(
-        key=key, markdown=f"### {title}\n\n{chart}\n",
+        key=key,
+        markdown=f"### {title}\n\n{chart}\n",
         description=f"Headline metrics of every eval run of {dataset!r}, oldest first.",
-    )  # fmt: skip
+    )
     return key
 
 

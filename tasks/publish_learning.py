@@ -61,10 +61,15 @@ def publish_lessons_task(pack: str, report: LessonReport, writer: str) -> list[s
     if report.lessons:
         keys.append(artifact_key(pack, "lessons-written"))
         rows = [
-            {"memory_id": w.memory_id, "kind": w.kind, "intent": clip(w.intent, 120),
-             "lesson": w.lesson, "track record (Q)": round(w.utility, 3)}
+            {
+                "memory_id": w.memory_id,
+                "kind": w.kind,
+                "intent": clip(w.intent, 120),
+                "lesson": w.lesson,
+                "track record (Q)": round(w.utility, 3),
+            }
             for w in report.lessons
-        ]  # fmt: skip
+        ]
         create_table_artifact(
             key=keys[1], table=rows, description=f"The {len(rows)} lesson(s) the refresh wrote."
         )
@@ -81,17 +86,19 @@ def publish_health_task(pack: str, health: HealthReport, extremes: UtilityExtrem
         table=[{"signal": k, "value": v} for k, v in current.items() if k != "at"],
         description=f"Maturity of {pack}: stage {current['stage']}.",
     )
-    chart = markdown_image(health_chart_png([t.to_row() for t in health.traces]),
-                           f"maturity of {pack}")  # fmt: skip
+    chart = markdown_image(
+        health_chart_png([t.to_row() for t in health.traces]), f"maturity of {pack}"
+    )
     create_markdown_artifact(
         key=keys[1],
         markdown=f"### Maturity of `{pack}` over time (stage: {current['stage']})\n\n{chart}\n",
         description=f"{len(health.traces)} health run(s) of {pack}.",
     )
     create_markdown_artifact(
-        key=keys[2], markdown=extremes_markdown(pack, extremes),
+        key=keys[2],
+        markdown=extremes_markdown(pack, extremes),
         description="Rewarded memories of highest and lowest utility, with their lessons.",
-    )  # fmt: skip
+    )
     return keys
 
 
@@ -131,8 +138,10 @@ def extremes_markdown(pack: str, extremes: UtilityExtremes) -> str:
 
 
 def _memory_table(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| # | Q (track record) | confidence | rewards | kind | memory | lesson |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| # | Q (track record) | confidence | rewards | kind | memory | lesson |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for rank, r in enumerate(rows, start=1):
         lesson = cell(r["experience_summary"]) if r["experience_summary"] else "*(none yet)*"
         lines.append(

@@ -146,10 +146,15 @@ def signal(
 
 
 def recall(
-    pack: Pack, query: str, k: int | None = None, *, log: bool = True,
-    metadata: Mapping[str, Any] | None = None, where: Mapping[str, Any] | None = None,
+    pack: Pack,
+    query: str,
+    k: int | None = None,
+    *,
+    log: bool = True,
+    metadata: Mapping[str, Any] | None = None,
+    where: Mapping[str, Any] | None = None,
     scope: str | None = None,
-) -> Recall:  # fmt: skip
+) -> Recall:
     """Rank the Pack's items for ``query`` (in ``scope``, filtered by ``where`` columns
     and ``metadata``). ``log=True`` records an episode to reward later (needs a writable
     Pack); ``log=False`` is a read-only search."""

@@ -110,19 +110,31 @@ class History(Record):
 
 
 def revise(
-    pack: Pack, memory_id: str, *, intent: str | None = None, response: str | None = None,
-    outcome: str | None = None, polarity: str | None = None,
-    metadata: Mapping[str, Any] | None = None, source: str = "agent",
-    scope: str | None = None, any_scope: bool = False,
-) -> RevisionResult:  # fmt: skip
+    pack: Pack,
+    memory_id: str,
+    *,
+    intent: str | None = None,
+    response: str | None = None,
+    outcome: str | None = None,
+    polarity: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    source: str = "agent",
+    scope: str | None = None,
+    any_scope: bool = False,
+) -> RevisionResult:
     """Change the given fields of a memory of ``scope`` (None: a shared memory)."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=True)
     meta = dict(metadata) if isinstance(metadata, Mapping) else metadata
     return pack.revise(
-        memory_id, intent=intent, response=response, outcome=outcome, polarity=polarity,
-        metadata=meta, source=source,
-    )  # fmt: skip
+        memory_id,
+        intent=intent,
+        response=response,
+        outcome=outcome,
+        polarity=polarity,
+        metadata=meta,
+        source=source,
+    )
 
 
 def get(

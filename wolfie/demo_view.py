@@ -32,8 +32,11 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
     if fresh:
         with console.status("Preparing a fresh Pack"):
             Pack.open(pack, root).store.drop_all()
-    console.print(Panel.fit(Text.assemble("Wolfie demo: Pack ", (pack, "bold"),
-                                          " (Prefect engine, embedded)")))  # fmt: skip
+    console.print(
+        Panel.fit(
+            Text.assemble("Wolfie demo: Pack ", (pack, "bold"), " (Prefect engine, embedded)")
+        )
+    )
     with console.status("Starting Prefect and loading the demo bundle"):
         result = demo_flow(pack=pack, root=root, epochs=epochs, show_progress=True, media=media)
     loaded = result.loaded
@@ -44,8 +47,9 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
     before, after, helpful = result.before, result.after, set(result.helpful)
     helps = ["yes" if i.id in helpful else "no" for i in before.items]
     before_items = list(before.items)
-    console.print(ranking_table(f"Before learning: {before.query!r}", before_items, helps,
-                                "helps?"))  # fmt: skip
+    console.print(
+        ranking_table(f"Before learning: {before.query!r}", before_items, helps, "helps?")
+    )
     console.print(text_panel(before.prompt, "Prompt block injected before learning"))
     console.print(
         "Rewarded episodes: an episode succeeds when a helpful item was injected. The "
@@ -63,8 +67,9 @@ def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh
         for item, move in zip(after.items, result.moves, strict=True)
     ]
     after_items = list(after.items)
-    console.print(ranking_table(f"After learning: {after.query!r}", after_items, moved,
-                                "helps? before"))  # fmt: skip
+    console.print(
+        ranking_table(f"After learning: {after.query!r}", after_items, moved, "helps? before")
+    )
     console.print(_change_line(before, after, helpful))
     console.print(text_panel(after.prompt, "Prompt block injected after learning"))
     if result.spoken:

@@ -40,8 +40,10 @@ def forget(
             _require_in_scope(pack, memory_ids, pinned)
         if where is not None:
             if where.get(SCOPE_KEY, pinned) != pinned:
-                raise InvalidInput(f"This server is pinned to scope {pinned!r}; where can't "
-                                   f"name scope {where[SCOPE_KEY]!r}.")  # fmt: skip
+                raise InvalidInput(
+                    f"This server is pinned to scope {pinned!r}; where can't "
+                    f"name scope {where[SCOPE_KEY]!r}."
+                )
             where = {**where, SCOPE_KEY: pinned}
     ids = list(memory_ids) if memory_ids is not None else None
     return pack.forget(ids, scope=scope, where=where, purge=purge)
@@ -55,8 +57,9 @@ def _require_in_scope(pack: Pack, memory_ids: Sequence[str], scope: str) -> None
     tags = {row["id"]: set(row["tags"] or []) for row in rows}
     unknown = [m for m in ids if m not in tags]
     if unknown:
-        raise UnknownMemory(f"Pack {pack.name!r} has no memory {unknown[:10]}; nothing was "
-                            "forgotten.")  # fmt: skip
+        raise UnknownMemory(
+            f"Pack {pack.name!r} has no memory {unknown[:10]}; nothing was forgotten."
+        )
     foreign = [m for m in ids if tag(SCOPE_KEY, scope) not in tags[m]]
     if foreign:
         raise InvalidInput(

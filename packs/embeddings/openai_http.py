@@ -80,6 +80,11 @@ class OpenAIEmbeddings(EmbeddingProvider):
 
     def _post(self, payload: dict[str, Any]) -> Any:
         return post_json(
-            self._client, self._url, payload, retries=self._retries, backoff_s=self._backoff_s,
-            permanent=EmbeddingServiceError, transient=TransientEmbeddingServiceError,
-        )  # fmt: skip
+            self._client,
+            self._url,
+            payload,
+            retries=self._retries,
+            backoff_s=self._backoff_s,
+            permanent=EmbeddingServiceError,
+            transient=TransientEmbeddingServiceError,
+        )

@@ -19,10 +19,16 @@ def document_sources(paths: list[str], skip_hidden: bool = False) -> list[tuple[
     for text in paths:
         path = Path(text).expanduser()
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in KINDS
-                           and not (skip_hidden and _hidden(p.relative_to(path))))  # fmt: skip
-            found += [(str(p), f"{path.resolve().name}/{p.relative_to(path).as_posix()}")
-                      for p in files if p.is_file()]  # fmt: skip
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix.lower() in KINDS and not (skip_hidden and _hidden(p.relative_to(path)))
+            )
+            found += [
+                (str(p), f"{path.resolve().name}/{p.relative_to(path).as_posix()}")
+                for p in files
+                if p.is_file()
+            ]
         else:
             found.append((str(path), path.name))
     return found

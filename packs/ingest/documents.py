@@ -20,8 +20,14 @@ from packs.errors import InvalidInput, SourceNotFound, UnsupportedSource
 from packs.ingest.policy import IngestPolicy
 from packs.records import KnowledgeChunk
 
-KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
-         ".html": "html", ".htm": "html"}  # fmt: skip
+KINDS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".html": "html",
+    ".htm": "html",
+}
 # ~250 word pieces of English: what all-MiniLM-L6-v2 embeds before truncating (hand-set).
 MAX_CHARS = 1200
 
@@ -105,9 +111,30 @@ def _flush(para: list[str]) -> Iterator[Block]:
 
 class _HtmlBlocks(HTMLParser):
     _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "nav"})
-    _BLOCK = frozenset({"p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr",
-                        "section", "article", "main", "header", "footer", "br", "hr", "dt",
-                        "dd", "figcaption", "aside"})  # fmt: skip
+    _BLOCK = frozenset(
+        {
+            "p",
+            "div",
+            "li",
+            "ul",
+            "ol",
+            "pre",
+            "blockquote",
+            "table",
+            "tr",
+            "section",
+            "article",
+            "main",
+            "header",
+            "footer",
+            "br",
+            "hr",
+            "dt",
+            "dd",
+            "figcaption",
+            "aside",
+        }
+    )
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

@@ -47,9 +47,13 @@ class CheckedBackend(httpcore.SyncBackend):
         self.policy = policy
 
     def connect_tcp(
-        self, host: str, port: int, timeout: float | None = None,
-        local_address: str | None = None, socket_options: Iterable[object] | None = None,
-    ) -> httpcore.NetworkStream:  # fmt: skip
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[object] | None = None,
+    ) -> httpcore.NetworkStream:
         name = host.strip("[]")
         try:
             found = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
@@ -85,9 +89,11 @@ def download_checked(
             policy.check_url(url)
             try:
                 with pool.stream(
-                    "GET", url, headers=[(b"User-Agent", b"wolfie-ingest")],
+                    "GET",
+                    url,
+                    headers=[(b"User-Agent", b"wolfie-ingest")],
                     extensions={"timeout": timeouts},
-                ) as response:  # fmt: skip
+                ) as response:
                     if response.status in _REDIRECTS:
                         url = urljoin(url, _header(response, b"location"))
                         continue
@@ -112,9 +118,12 @@ def _check_status(url: str, status: int) -> None:
 
 
 def _save(
-    url: str, response: httpcore.Response, dest: Path, policy: IngestPolicy,
+    url: str,
+    response: httpcore.Response,
+    dest: Path,
+    policy: IngestPolicy,
     on_progress: Callable[[float], None] | None,
-) -> Path:  # fmt: skip
+) -> Path:
     declared = _header(response, b"content-length")
     total = int(declared) if declared.isdigit() else None
     if total is not None:

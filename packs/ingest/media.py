@@ -97,16 +97,20 @@ def fetch_step(
     store = target.checkpoints()
     known = None if refresh else _known_fetch(store, source)
     if known is not None:
-        return StepResult("download", known.media_id, True, time.perf_counter() - started,
-                          asdict(known))  # fmt: skip
+        return StepResult(
+            "download", known.media_id, True, time.perf_counter() - started, asdict(known)
+        )
     fetched = fetch(source, work_dir, on_progress=on_progress, policy=policy)
     media_id = fetched.media_id
     try:
         record = store.get_json(Keys.media(media_id))
         reused = record is not None and store.exists(Keys.audio(media_id))
         if not reused:
-            record = asdict(_checkpoint_audio(store, source, fetched.path, fetched.title,
-                                              media_id, fetched.size, work_dir))  # fmt: skip
+            record = asdict(
+                _checkpoint_audio(
+                    store, source, fetched.path, fetched.title, media_id, fetched.size, work_dir
+                )
+            )
         store.put_json(Keys.source(source.key), _fingerprint(source) | {"media_id": media_id})
     finally:
         if fetched.downloaded:

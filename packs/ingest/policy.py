@@ -78,10 +78,12 @@ class IngestPolicy:
 
     @classmethod
     def build(
-        cls, roots: Iterable[str] = (), url_prefixes: Iterable[str] = (),
+        cls,
+        roots: Iterable[str] = (),
+        url_prefixes: Iterable[str] = (),
         max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
         max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES,
-    ) -> IngestPolicy:  # fmt: skip
+    ) -> IngestPolicy:
         """Check the operator's flags: each root an existing folder, each prefix an
         http(s) URL with a host and nothing after its path."""
         resolved = []

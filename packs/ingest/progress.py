@@ -18,8 +18,12 @@ log = logging.getLogger(__name__)
 
 STEPS = ("download", "transcribe", "chunk", "upsert")
 # Share of an item's bar each step fills (transcription dominates; hand-set).
-STEP_SPAN = {"download": (0.0, 0.1), "transcribe": (0.1, 0.9), "chunk": (0.9, 0.92),
-             "upsert": (0.92, 1.0)}  # fmt: skip
+STEP_SPAN = {
+    "download": (0.0, 0.1),
+    "transcribe": (0.1, 0.9),
+    "chunk": (0.9, 0.92),
+    "upsert": (0.92, 1.0),
+}
 
 
 @dataclass(frozen=True)

@@ -133,9 +133,12 @@ def load_model(options: TranscribeOptions) -> Any:
 
 
 def transcribe_window(
-    model: Any, window: AudioWindow, options: TranscribeOptions, language: str | None = None,
+    model: Any,
+    window: AudioWindow,
+    options: TranscribeOptions,
+    language: str | None = None,
     on_segment: Callable[[float], None] | None = None,
-) -> tuple[list[Segment], str]:  # fmt: skip
+) -> tuple[list[Segment], str]:
     """Transcribe one window; returns its segments (media times) and the language.
     ``on_segment`` hears each segment's end (media seconds) as it is decoded, so progress
     moves within a window, not only between windows.
@@ -159,9 +162,13 @@ def transcribe_window(
         if on_segment is not None:
             on_segment(heard)
         if s.text.strip():
-            segments.append(Segment(
-                start=round(offset + s.start, 3), end=heard, text=s.text.strip(),
-                avg_logprob=round(float(s.avg_logprob), 4),
-                no_speech_prob=round(float(s.no_speech_prob), 4),
-            ))  # fmt: skip
+            segments.append(
+                Segment(
+                    start=round(offset + s.start, 3),
+                    end=heard,
+                    text=s.text.strip(),
+                    avg_logprob=round(float(s.avg_logprob), 4),
+                    no_speech_prob=round(float(s.no_speech_prob), 4),
+                )
+            )
     return segments, str(info.language)

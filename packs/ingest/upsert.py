@@ -97,8 +97,11 @@ def by_content(pack: Pack, chunks: Sequence[KnowledgeChunk]) -> list[KnowledgeCh
     out: dict[tuple[str, int], KnowledgeChunk] = {}
     for source, doc in documents.items():
         content = (scopes[source], tuple(sorted(texts[source].items())))
-        homes = [s for s, stored in held.get(scopes[source], {}).items()
-                 if all(stored.get(p) == t for p, t in texts[source].items())]  # fmt: skip
+        homes = [
+            s
+            for s, stored in held.get(scopes[source], {}).items()
+            if all(stored.get(p) == t for p, t in texts[source].items())
+        ]
         home = source if source in homes or not homes else min(homes)
         home = seen.setdefault(content, home)
         for chunk in doc:  # a copy given twice: its chunks are kept once

@@ -94,8 +94,11 @@ class EpisodeLog:
         (from this handle's memory, else the retrieval log); empty in global mode."""
         if episode_id in self._ranked_utility:
             return self._ranked_utility[episode_id]
-        rows = [r for r in self._buffer.pending_rows(schemas.RETRIEVAL_LOG)
-                if r["episode_id"] == episode_id]  # fmt: skip
+        rows = [
+            r
+            for r in self._buffer.pending_rows(schemas.RETRIEVAL_LOG)
+            if r["episode_id"] == episode_id
+        ]
         if not rows:
             where = f"episode_id = {sql_literal(episode_id)} AND injected"
             columns = ["item_id", "injected", "contextual_utility"]

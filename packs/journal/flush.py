@@ -267,8 +267,10 @@ class Flusher:
         log.error(
             "Pack %r at %r was deleted while open; dropping %d buffered rows instead of "
             "recreating it",
-            location.name, location.root, count,
-        )  # fmt: skip
+            location.name,
+            location.root,
+            count,
+        )
         raise PackNotFound(
             f"Pack {location.name!r} under {location.root!r} was deleted while open; its "
             f"{count} buffered rows were dropped rather than recreate half a Pack."
@@ -278,9 +280,13 @@ class Flusher:
         """Write each pending log table; remove it from ``tables`` once stored. Rows the
         table refuses on their own are dropped and named in ``rejected``."""
         order = (
-            schemas.EPISODES, schemas.EPISODE_OUTCOMES, schemas.RETRIEVAL_LOG,
-            schemas.REWARD_EVENTS, schemas.VALIDATIONS, schemas.MEMORY_HISTORY,
-        )  # fmt: skip
+            schemas.EPISODES,
+            schemas.EPISODE_OUTCOMES,
+            schemas.RETRIEVAL_LOG,
+            schemas.REWARD_EVENTS,
+            schemas.VALIDATIONS,
+            schemas.MEMORY_HISTORY,
+        )
         for name in order:
             if name in tables:
                 self._write_isolating(name, tables, rejected)

@@ -32,9 +32,11 @@ ABSENT_RECHECK_SECONDS = 30.0  # a Pack older than the table, opened read-only
 # Buffered rows of a forgotten memory or episode, by table and key column.
 _BY_MEMORY = ((schemas.RETRIEVAL_LOG, "item_id"), (schemas.REWARD_EVENTS, "memory_id"))
 _BY_EPISODE = (
-    (schemas.EPISODES, "id"), (schemas.EPISODE_OUTCOMES, "id"),
-    (schemas.RETRIEVAL_LOG, "episode_id"), (schemas.VALIDATIONS, "episode_id"),
-)  # fmt: skip
+    (schemas.EPISODES, "id"),
+    (schemas.EPISODE_OUTCOMES, "id"),
+    (schemas.RETRIEVAL_LOG, "episode_id"),
+    (schemas.VALIDATIONS, "episode_id"),
+)
 
 
 class ForgetWatch:

@@ -216,9 +216,11 @@ class ContextIndex:
         stale = self._added > self.rule.recalibrate_growth * max(self._fitted_on, 50)
         if self._kernel is None or stale or (theta, failures) != self._kernel_theta:
             self._kernel = calibrate(
-                ((item.queries, item.rewards) for item in self._items.values()), theta,
-                self.rule.prior_pairs, failures=failures,
-            )  # fmt: skip
+                ((item.queries, item.rewards) for item in self._items.values()),
+                theta,
+                self.rule.prior_pairs,
+                failures=failures,
+            )
             self._kernel_theta, self._fitted_on = (theta, failures), self._fitted_on + self._added
             self._added = 0
         return self._kernel

@@ -29,9 +29,17 @@ from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
 
 _EVENT_COLUMNS = [
-    "event_id", "episode_id", "memory_id", "value", "weight", "source", "magnitude",
-    "created_at", "writer", "seq",
-]  # fmt: skip
+    "event_id",
+    "episode_id",
+    "memory_id",
+    "value",
+    "weight",
+    "source",
+    "magnitude",
+    "created_at",
+    "writer",
+    "seq",
+]
 # Hand-set: well above the default flush window (5 s) and a retried flush's backoff
 # (up to 60 s), so a late-committed row is still read; rows older than this are taken
 # as seen.

@@ -41,9 +41,11 @@ class KeyRule(Protocol):
 
 
 def supporting_queries(
-    queries: NDArray[np.floating], rewards: NDArray[np.floating],
-    weights: NDArray[np.floating], rule: KeyRule,
-) -> tuple[NDArray[np.float32], NDArray[np.float64]]:  # fmt: skip
+    queries: NDArray[np.floating],
+    rewards: NDArray[np.floating],
+    weights: NDArray[np.floating],
+    rule: KeyRule,
+) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
     """A memory's keys from its reward history, and each key's support (the memory's
     utility for that wording). Keys are the queries rewarded > 0 with weight >=
     ``rule.link_min_weight`` (an explicit reward or an implicit signal, never an

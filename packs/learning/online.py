@@ -21,8 +21,15 @@ from packs.learning.ema import LearnedState, RewardStep, fold
 
 # What the online fold reads from the reward log, and the order it folds events in.
 ONLINE_COLUMNS = (
-    "memory_id", "created_at", "writer", "seq", "value", "alpha", "weight", "confidence_rate",
-)  # fmt: skip
+    "memory_id",
+    "created_at",
+    "writer",
+    "seq",
+    "value",
+    "alpha",
+    "weight",
+    "confidence_rate",
+)
 ORDER = ["memory_id", "created_at", "writer", "seq"]
 
 
@@ -36,9 +43,12 @@ def fold_log(events: pl.DataFrame) -> dict[str, LearnedState]:
         steps = [
             RewardStep(value, alpha, weight, rate)
             for value, alpha, weight, rate in zip(
-                group["value"], group["alpha"], group["weight"], group["confidence_rate"],
+                group["value"],
+                group["alpha"],
+                group["weight"],
+                group["confidence_rate"],
                 strict=True,
             )
-        ]  # fmt: skip
+        ]
         states[str(memory_id)] = fold(steps)
     return states

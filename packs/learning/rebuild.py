@@ -24,9 +24,11 @@ from packs.store.gateway import PackStore
 # computations of one recurrence; tests/packs/learning/test_replay.py holds them to it).
 DRIFT_TOLERANCE = 1e-9
 _RENAMES = {
-    "memory_id": "id", "utility": "rebuilt_utility", "confidence": "rebuilt_confidence",
+    "memory_id": "id",
+    "utility": "rebuilt_utility",
+    "confidence": "rebuilt_confidence",
     "reward_count": "rebuilt_count",
-}  # fmt: skip
+}
 
 
 def reward_log(store: PackStore) -> pl.DataFrame:
@@ -45,9 +47,13 @@ def online_utilities(events: pl.DataFrame) -> pl.DataFrame:
             "confidence": [s.confidence for s in states.values()],
             "reward_count": [s.reward_count for s in states.values()],
         },
-        schema={"memory_id": pl.String, "utility": pl.Float64, "confidence": pl.Float64,
-                "reward_count": pl.Int64},
-    )  # fmt: skip
+        schema={
+            "memory_id": pl.String,
+            "utility": pl.Float64,
+            "confidence": pl.Float64,
+            "reward_count": pl.Int64,
+        },
+    )
 
 
 def rebuild_utilities(store: PackStore, events: pl.DataFrame, *, write: bool) -> RebuildReport:

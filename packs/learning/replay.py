@@ -28,8 +28,12 @@ ORDER = ["memory_id", "created_at", "writer", "seq"]
 CHUNK_LOG = 600.0
 MAX_STEP = 1.0 - 1e-12
 
-_EMPTY = {"memory_id": pl.String, "utility": pl.Float64, "confidence": pl.Float64,
-          "reward_count": pl.Int64}  # fmt: skip
+_EMPTY = {
+    "memory_id": pl.String,
+    "utility": pl.Float64,
+    "confidence": pl.Float64,
+    "reward_count": pl.Int64,
+}
 
 
 def _segment_cumsum(values: np.ndarray, segment: np.ndarray) -> np.ndarray:

@@ -327,14 +327,22 @@ class LearningState:
         self._landing = {m: s.reward_count for m, s in states.items()}  # before the commit
         now = datetime.now(UTC)
         rows: list[dict[str, Any]] = [
-            {"id": memory_id, "utility": state.utility, "confidence": state.confidence,
-             "reward_count": state.reward_count, "updated_at": now}
+            {
+                "id": memory_id,
+                "utility": state.utility,
+                "confidence": state.confidence,
+                "reward_count": state.reward_count,
+                "updated_at": now,
+            }
             for memory_id, state in states.items()
-        ]  # fmt: skip
+        ]
         schema = pa.schema([self._memories_schema.field(column) for column in rows[0]])
         self._store.merge(
-            schemas.MEMORIES, pa.Table.from_pylist(rows, schema=schema), "id",
-            update="target.reward_count <= source.reward_count", insert=False,
-        )  # fmt: skip
+            schemas.MEMORIES,
+            pa.Table.from_pylist(rows, schema=schema),
+            "id",
+            update="target.reward_count <= source.reward_count",
+            insert=False,
+        )
         committed(schemas.MEMORIES)
         self._stored.update(states)

@@ -29,9 +29,18 @@ from packs.store import schemas
 RECENT_REWARDS = 5
 
 _MEMORY_COLUMNS = [
-    "id", "kind", "intent_text", "response_summary", "outcome", "signal_polarity", "utility",
-    "confidence", "reward_count", "experience_summary", "lesson_at",
-]  # fmt: skip
+    "id",
+    "kind",
+    "intent_text",
+    "response_summary",
+    "outcome",
+    "signal_polarity",
+    "utility",
+    "confidence",
+    "reward_count",
+    "experience_summary",
+    "lesson_at",
+]
 
 
 @dataclass(frozen=True)
@@ -99,9 +108,12 @@ def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) 
     failures: dict[str, str] = {}
     for evidence in candidates:
         entry = {
-            "at": now, "memory_id": evidence.memory_id, "writer": writer.name,
-            "prompt_version": PROMPT_VERSION, "confidence": evidence.confidence,
-        }  # fmt: skip
+            "at": now,
+            "memory_id": evidence.memory_id,
+            "writer": writer.name,
+            "prompt_version": PROMPT_VERSION,
+            "confidence": evidence.confidence,
+        }
         try:
             lesson = writer.write(evidence)
         except LessonWriterError as exc:

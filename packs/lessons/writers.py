@@ -210,6 +210,11 @@ class OpenAIChatLessonWriter(LessonWriter):
 
     def _post(self, payload: dict[str, Any]) -> Any:
         return post_json(
-            self._client, self._url, payload, retries=self._retries, backoff_s=self._backoff_s,
-            permanent=LessonWriterError, transient=TransientLessonWriterError,
-        )  # fmt: skip
+            self._client,
+            self._url,
+            payload,
+            retries=self._retries,
+            backoff_s=self._backoff_s,
+            permanent=LessonWriterError,
+            transient=TransientLessonWriterError,
+        )

@@ -26,9 +26,13 @@ class Fusion(ABC):
 
     @abstractmethod
     def relevance(
-        self, similarity: Floats, lexical: Floats, lexical_rank: Ints, weights: RankWeights,
+        self,
+        similarity: Floats,
+        lexical: Floats,
+        lexical_rank: Ints,
+        weights: RankWeights,
         ranking: RankingSettings,
-    ) -> Floats:  # fmt: skip
+    ) -> Floats:
         """``lexical``: BM25 scores (0 outside its list); ``lexical_rank``: 0-based place
         in it (-1 outside)."""
 
@@ -39,9 +43,13 @@ class ZScoreBlend(Fusion):
     name = "zscore"
 
     def relevance(
-        self, similarity: Floats, lexical: Floats, lexical_rank: Ints, weights: RankWeights,
+        self,
+        similarity: Floats,
+        lexical: Floats,
+        lexical_rank: Ints,
+        weights: RankWeights,
         ranking: RankingSettings,
-    ) -> Floats:  # fmt: skip
+    ) -> Floats:
         return blended_relevance(similarity, lexical, weights, ranking.lexical_weight)
 
 
@@ -51,9 +59,13 @@ class ReciprocalRank(Fusion):
     name = "rrf"
 
     def relevance(
-        self, similarity: Floats, lexical: Floats, lexical_rank: Ints, weights: RankWeights,
+        self,
+        similarity: Floats,
+        lexical: Floats,
+        lexical_rank: Ints,
+        weights: RankWeights,
         ranking: RankingSettings,
-    ) -> Floats:  # fmt: skip
+    ) -> Floats:
         return fused_relevance(similarity, lexical_rank, ranking.rrf_k, ranking.lexical_weight)
 
 
@@ -63,9 +75,13 @@ class CosineOnly(Fusion):
     name = "off"
 
     def relevance(
-        self, similarity: Floats, lexical: Floats, lexical_rank: Ints, weights: RankWeights,
+        self,
+        similarity: Floats,
+        lexical: Floats,
+        lexical_rank: Ints,
+        weights: RankWeights,
         ranking: RankingSettings,
-    ) -> Floats:  # fmt: skip
+    ) -> Floats:
         return similarity
 
 

@@ -17,10 +17,22 @@ from packs.store.fulltext import SCORE_COLUMN, text_search
 from packs.store.gateway import VECTOR_COLUMN, PackStore
 
 CANDIDATE_COLUMNS = [
-    "id", "kind", "intent_text", "response_summary", "experience_summary", "utility",
-    "confidence", "usage_count", "reward_count", "signal_polarity", "source", "title",
-    "start_s", "end_s", "source_position",
-]  # fmt: skip
+    "id",
+    "kind",
+    "intent_text",
+    "response_summary",
+    "experience_summary",
+    "utility",
+    "confidence",
+    "usage_count",
+    "reward_count",
+    "signal_polarity",
+    "source",
+    "title",
+    "start_s",
+    "end_s",
+    "source_position",
+]
 
 
 # LanceDB's filtered search over-fetches this many times k1 unfiltered, then filters.
@@ -53,9 +65,13 @@ def indexed_top_k(
     total = store.count(schemas.MEMORIES) if allowed is not None else 0
     if clause is not None and (allowed is None or allowed * POSTFILTER_OVERFETCH >= total):
         found = store.search(
-            schemas.MEMORIES, vector, CANDIDATE_COLUMNS, clause,
-            limit=k1 * POSTFILTER_OVERFETCH, prefilter=False,
-        )  # fmt: skip
+            schemas.MEMORIES,
+            vector,
+            CANDIDATE_COLUMNS,
+            clause,
+            limit=k1 * POSTFILTER_OVERFETCH,
+            prefilter=False,
+        )
         if found.num_rows >= k1:
             return found.slice(0, k1)
     exact = allowed is not None and allowed <= EXACT_ROWS
@@ -111,9 +127,12 @@ def cosine(column: pa.ChunkedArray, vector: np.ndarray) -> np.ndarray:
 
 
 def indexed_rows(
-    store: PackStore, vector: np.ndarray, ids: Sequence[str], clause: str | None,
+    store: PackStore,
+    vector: np.ndarray,
+    ids: Sequence[str],
+    clause: str | None,
     columns: dict[str, list[Any]],
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Append the rows of ``ids`` that ``clause`` allows to ``columns`` (links and
     neighbours: candidates found by id), and return their cosine similarities."""
     if not ids:

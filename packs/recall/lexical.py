@@ -113,16 +113,28 @@ class _Scorer(bm25s.BM25):
             dtype=self.dtype,
         )
         data, rows, cols = scoring._build_scores_and_indices_for_matrix(
-            corpus_token_ids=corpus_token_ids, idf_array=idf, avg_doc_len=self._avg,
-            doc_frequencies=local, k1=self.k1, b=self.b, delta=self.delta,
-            nonoccurrence_array=None, method=self.method, dtype=self.dtype,
-            int_dtype=self.int_dtype, show_progress=False,
-        )  # fmt: skip
+            corpus_token_ids=corpus_token_ids,
+            idf_array=idf,
+            avg_doc_len=self._avg,
+            doc_frequencies=local,
+            k1=self.k1,
+            b=self.b,
+            delta=self.delta,
+            nonoccurrence_array=None,
+            method=self.method,
+            dtype=self.dtype,
+            int_dtype=self.int_dtype,
+            show_progress=False,
+        )
         data, indices, indptr = self._np_csc(
             data=data, rows=rows, cols=cols, shape=(len(corpus_token_ids), len(unique_token_ids))
         )
-        return {"data": data.astype(self.dtype), "indices": indices, "indptr": indptr,
-                "num_docs": len(corpus_token_ids)}  # fmt: skip
+        return {
+            "data": data.astype(self.dtype),
+            "indices": indices,
+            "indptr": indptr,
+            "num_docs": len(corpus_token_ids),
+        }
 
 
 @dataclass(frozen=True)
@@ -163,8 +175,9 @@ class LexicalIndex:
 
     def upsert(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         """Index each row's text; a row whose text is unchanged is left as it is."""
-        changed = [(i, t) for i, t in zip(ids, texts, strict=True)
-                   if self._digest.get(i) != hash(t)]  # fmt: skip
+        changed = [
+            (i, t) for i, t in zip(ids, texts, strict=True) if self._digest.get(i) != hash(t)
+        ]
         if not changed:
             return
         self.remove(i for i, _ in changed)
@@ -251,8 +264,11 @@ class LexicalIndex:
         self.builds += 1
         if live:
             main = bm25s.BM25()
-            main.index((_lists(self._docs), dict(self._vocab)), create_empty_token=False,
-                       show_progress=False)  # fmt: skip
+            main.index(
+                (_lists(self._docs), dict(self._vocab)),
+                create_empty_token=False,
+                show_progress=False,
+            )
             self._main = main
 
     def _build_tail(self) -> None:
@@ -263,8 +279,11 @@ class LexicalIndex:
                 freqs[token] = freqs.get(token, 0) + 1
         avg = float(np.mean([len(self._docs[d]) for d in docs])) if docs else 1.0
         tail = _Scorer(freqs, len(docs), max(avg, 1.0))
-        tail.index((_lists(self._docs[self._main_docs :]), dict(self._vocab)),
-                   create_empty_token=False, show_progress=False)  # fmt: skip
+        tail.index(
+            (_lists(self._docs[self._main_docs :]), dict(self._vocab)),
+            create_empty_token=False,
+            show_progress=False,
+        )
         self._tail = tail
 
     def _scores(self, query: str) -> NDArray[np.float64]:

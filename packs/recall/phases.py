@@ -78,15 +78,13 @@ def phase_a(
     cached_columns = CANDIDATE_COLUMNS if now is None else [*CANDIDATE_COLUMNS, EXPIRES]
     if cache is not None and cache.sync(store, schemas.MEMORIES, cached_columns):
         live = None if now is None else cache.unexpired(now)  # a mask, not a new clause
-        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops,
-                       live)  # fmt: skip
+        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops, live)
     aside = cache is not None and cache.too_large
     small = scopes.get(store, visible, cached_columns) if scopes is not None and aside else None
     if small is not None:  # its rows are those ``visible`` lets through
         rest = None if clause == visible else clause
         live = None if now is None else small.unexpired(now)
-        return _cached(small, store, vector, k1, rest, delta, links, k2, text, query, hops,
-                       live)  # fmt: skip
+        return _cached(small, store, vector, k1, rest, delta, links, k2, text, query, hops, live)
     if now is not None:
         clause = " AND ".join(c for c in (clause, unexpired_clause(now)) if c)
     found = indexed_top_k(store, vector, k1, clause, visible)
@@ -114,10 +112,19 @@ def phase_a(
 
 
 def _cached(
-    cache: VectorCache, store: PackStore, vector: np.ndarray, k1: int, clause: str | None,
-    delta: float, links: Mapping[str, float] | None, k2: int, text: str | None,
-    query: str | None, hops: int, live: np.ndarray | None,
-) -> Candidates:  # fmt: skip
+    cache: VectorCache,
+    store: PackStore,
+    vector: np.ndarray,
+    k1: int,
+    clause: str | None,
+    delta: float,
+    links: Mapping[str, float] | None,
+    k2: int,
+    text: str | None,
+    query: str | None,
+    hops: int,
+    live: np.ndarray | None,
+) -> Candidates:
     """Phase A on the in-memory scan and its BM25 index (``live``: the unexpired rows)."""
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
     if live is not None:

@@ -65,12 +65,12 @@ class RecallService:
         self,
         query: str,
         k: int | None,
-        where: Mapping[str, Any] | None,
-        metadata: Mapping[str, Any] | None,
-        kind: str | None,
-        scope: str | None,
         *,
         log_episode: bool,
+        where: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        kind: str | None = None,
+        scope: str | None = None,
     ) -> Recall:
         """Phase A then Phase B; with ``log_episode`` the episode is buffered."""
         if log_episode and self._store.read_only:
@@ -122,9 +122,16 @@ class RecallService:
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
-                    text, vector, k1, k2, clause, candidates.ids, ranked.injected,
-                    ranked.log_rows, self._settings.version,
-                )  # fmt: skip
+                    text,
+                    vector,
+                    k1,
+                    k2,
+                    clause,
+                    candidates.ids,
+                    ranked.injected,
+                    ranked.log_rows,
+                    self._settings.version,
+                )
                 self._flusher.maybe_flush()
         items = tuple(ranked.items)
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))

@@ -35,9 +35,12 @@ def distances(sources: Sequence[str | None], positions: Sequence[int | None]) ->
     n = len(sources)
     codes: dict[str, int] = {}
     src = np.array(
-        [-1 if s is None or p is None else codes.setdefault(s, len(codes))
-         for s, p in zip(sources, positions, strict=True)], dtype=np.int64,
-    )  # fmt: skip
+        [
+            -1 if s is None or p is None else codes.setdefault(s, len(codes))
+            for s, p in zip(sources, positions, strict=True)
+        ],
+        dtype=np.int64,
+    )
     pos = np.array([0 if p is None else int(p) for p in positions], dtype=np.float64)
     d = np.abs(pos[:, None] - pos[None, :]) if n else np.zeros((0, 0))
     same = (src[:, None] == src[None, :]) & (src[:, None] >= 0)
@@ -47,9 +50,11 @@ def distances(sources: Sequence[str | None], positions: Sequence[int | None]) ->
 
 
 def neighbour_ids(
-    sources: Sequence[str | None], positions: Sequence[int | None], seeds: Sequence[int],
+    sources: Sequence[str | None],
+    positions: Sequence[int | None],
+    seeds: Sequence[int],
     hops: int,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """The ids of the chunks within ``hops`` of each seed candidate in its source, nearest
     first, without duplicates (whether or not they exist: a lookup drops the missing)."""
     out: dict[str, None] = {}
@@ -64,8 +69,9 @@ def neighbour_ids(
     return list(out)
 
 
-def spread(score: NDArray[np.floating], dist: Array, weight: float, decay: float,
-           hops: int) -> Array:  # fmt: skip
+def spread(
+    score: NDArray[np.floating], dist: Array, weight: float, decay: float, hops: int
+) -> Array:
     """Each candidate's score plus the decayed, positive scores of its cluster neighbours
     (one step, from the scores before spreading, so the order of candidates is moot)."""
     s = np.asarray(score, dtype=np.float64)
@@ -76,8 +82,9 @@ def spread(score: NDArray[np.floating], dist: Array, weight: float, decay: float
     return s + weight * gain @ np.maximum(s, 0.0)
 
 
-def inhibited_order(score: NDArray[np.floating], dist: Array, inhibition: float, hops: int,
-                    k2: int) -> NDArray[np.int64]:  # fmt: skip
+def inhibited_order(
+    score: NDArray[np.floating], dist: Array, inhibition: float, hops: int, k2: int
+) -> NDArray[np.int64]:
     """The best ``k2`` candidates, picked one at a time; each pick lowers the score of the
     candidates within ``hops`` of it by ``inhibition``. Ties go to the earlier candidate
     (Phase A order), as in :func:`packs.recall.ranking.rerank`."""

@@ -247,9 +247,11 @@ class VectorCache(CacheSync):
         return Hits((best if positions is None else positions[best]).astype(np.int64), distance)
 
     def lookup(
-        self, query: NDArray[np.floating], ids: Sequence[str],
+        self,
+        query: NDArray[np.floating],
+        ids: Sequence[str],
         mask: NDArray[np.bool_] | None = None,
-    ) -> Hits:  # fmt: skip
+    ) -> Hits:
         """The live entries of ``ids`` that ``mask`` allows, with their distance to
         ``query`` (associative links: candidates found by id, not by similarity)."""
         found = [self._position[i] for i in ids if i in self._position]

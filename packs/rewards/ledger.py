@@ -101,9 +101,17 @@ class RewardLedger:
         return before.utility
 
     def _row(
-        self, key: str, episode_id: str, memory_id: str, source: str, signal: str,
-        magnitude: float | None, step: RewardStep, q: tuple[float, float], now: datetime,
-    ) -> dict[str, object]:  # fmt: skip
+        self,
+        key: str,
+        episode_id: str,
+        memory_id: str,
+        source: str,
+        signal: str,
+        magnitude: float | None,
+        step: RewardStep,
+        q: tuple[float, float],
+        now: datetime,
+    ) -> dict[str, object]:
         return {
             "event_id": event_id(episode_id, key, memory_id),
             "idempotency_key": key,

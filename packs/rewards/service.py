@@ -123,9 +123,16 @@ class RewardService:
                 ranked = self._episodes.ranked_utility(episode_id)
                 shares = failure_shares(ranked, targets, wiring.blame_relief)
             utilities = self._ledger.record(
-                episode_id, targets, step, key=key, source=source, signal=signal,
-                magnitude=magnitude, keyed=idempotency_key is not None, shares=shares,
-            )  # fmt: skip
+                episode_id,
+                targets,
+                step,
+                key=key,
+                source=source,
+                signal=signal,
+                magnitude=magnitude,
+                keyed=idempotency_key is not None,
+                shares=shares,
+            )
             query = self._episodes.query_vector(episode_id)
             ranked = self._learning.ranked(utilities, query)
             if value > 0 and settings.admission.policy == "on" and self._confirm_held:

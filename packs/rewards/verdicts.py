@@ -85,10 +85,14 @@ class VerdictService:
         verdict = run_hook(hook, text, context or {}, wiring.validation_timeout_s)
         name = wiring.validation_hook or getattr(hook, "__qualname__", repr(hook))
         row = {
-            "at": datetime.now(UTC), "episode_id": episode_id, "hook": name, "output": text,
-            "passed": verdict.passed, "flagged": verdict.passed is not True,
+            "at": datetime.now(UTC),
+            "episode_id": episode_id,
+            "hook": name,
+            "output": text,
+            "passed": verdict.passed,
+            "flagged": verdict.passed is not True,
             "error": verdict.error,
-        }  # fmt: skip
+        }
         with self._lock:
             self._buffer.add_rows(schemas.VALIDATIONS, [row])
             self._flusher.maybe_flush()  # durable mode: stored before this returns

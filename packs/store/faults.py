@@ -22,11 +22,21 @@ from packs.errors import StorageError, TransientStorageError, WolfieError
 from packs.store.locations import PackLocation, redact_text, redact_url
 
 _TRANSIENT_MARKERS = (
-    "connection refused", "failed to connect", "timed out", "timeout", "connection reset",
-    "broken pipe", "slowdown", "slow down",
-    "service unavailable", "temporarily", "dns error", "error sending request",
-    "commit conflict", "retryable",
-)  # fmt: skip
+    "connection refused",
+    "failed to connect",
+    "timed out",
+    "timeout",
+    "connection reset",
+    "broken pipe",
+    "slowdown",
+    "slow down",
+    "service unavailable",
+    "temporarily",
+    "dns error",
+    "error sending request",
+    "commit conflict",
+    "retryable",
+)
 # Lance gives up after 4 attempts when many writers commit to one table at once; the
 # commit did not land, so trying again is safe. 5 more tries with backoff from 0.5 s
 # (hand-set, measured enough for 8 writers on moto S3 in tests/packs/store/test_concurrency.py).
@@ -45,10 +55,15 @@ _DAMAGE_MARKERS = (
     "for object of size 0 bytes",
 )
 _PERMANENT_MARKERS = (
-    "accessdenied", "access denied", "forbidden", "nosuchbucket",
-    "read-only file system", "permission denied", "operation not permitted",
+    "accessdenied",
+    "access denied",
+    "forbidden",
+    "nosuchbucket",
+    "read-only file system",
+    "permission denied",
+    "operation not permitted",
     "not a directory",
-)  # fmt: skip
+)
 # A read-only filesystem, a denied path or a file where a folder should be: retrying
 # can't help (errno numbers as Lance prints them: "(os error 30)").
 _PERMANENT_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR})

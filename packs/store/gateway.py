@@ -128,9 +128,10 @@ class PackStore(TableAccess, StoreAdmin):
             values[stamp] = "arrow_cast(now(), 'Timestamp(Microsecond, Some(\"UTC\"))')"
         table = self._table(name)
         result = self._commit(
-            name, f"update {name!r}",
+            name,
+            f"update {name!r}",
             lambda: table.update(where=in_clause("id", ids), values_sql=values),
-        )  # fmt: skip
+        )
         return int(getattr(result, "rows_updated", len(ids)))
 
     def drop_all(self) -> None:  # wolfie demo --fresh

@@ -41,6 +41,9 @@ def upgrade(store: PackStore, dim: int, version: int) -> bool:
     store.write_meta({"schema_version": schemas.SCHEMA_VERSION})
     log.info(
         "Pack %r upgraded from schema %d to %d (columns added: %s)",
-        store.location.name, version, schemas.SCHEMA_VERSION, added,
-    )  # fmt: skip
+        store.location.name,
+        version,
+        schemas.SCHEMA_VERSION,
+        added,
+    )
     return True

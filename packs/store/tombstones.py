@@ -49,10 +49,14 @@ def record(
     """Store one tombstone (not yet purged); its id. ``scopes`` are scope digests."""
     forget_id = "fg_" + uuid.uuid4().hex
     row = {
-        "forget_id": forget_id, "at": at, "memory_ids": list(memory_ids),
-        "episode_ids": list(episode_ids), "scopes": list(scopes), "tables": sorted(tables),
+        "forget_id": forget_id,
+        "at": at,
+        "memory_ids": list(memory_ids),
+        "episode_ids": list(episode_ids),
+        "scopes": list(scopes),
+        "tables": sorted(tables),
         "purged_at": None,
-    }  # fmt: skip
+    }
     store.append(schemas.FORGOTTEN, pa.Table.from_pylist([row], schema=schemas.FORGOTTEN_SCHEMA))
     return forget_id
 

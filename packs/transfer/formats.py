@@ -49,9 +49,15 @@ class Manifest:
     tables: dict[str, dict[str, Any]]  # name -> {"rows": n, "version": v, "schema": b64}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FORMAT, "format_version": FORMAT_VERSION, "pack": self.pack,
-                "exported_at": self.exported_at, "schema_version": self.schema_version,
-                "embedding": self.embedding, "tables": self.tables}  # fmt: skip
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "pack": self.pack,
+            "exported_at": self.exported_at,
+            "schema_version": self.schema_version,
+            "embedding": self.embedding,
+            "tables": self.tables,
+        }
 
     def schema(self, table: str) -> pa.Schema:
         return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(self.tables[table]["schema"])))
@@ -127,9 +133,12 @@ def _checked(data: object, path: Path) -> Manifest:
         )
     try:
         manifest = Manifest(
-            str(data["pack"]), str(data["exported_at"]), int(data["schema_version"]),
-            dict(data["embedding"]), dict(data["tables"]),
-        )  # fmt: skip
+            str(data["pack"]),
+            str(data["exported_at"]),
+            int(data["schema_version"]),
+            dict(data["embedding"]),
+            dict(data["tables"]),
+        )
         for name, entry in manifest.tables.items():
             if not TABLE_NAME.fullmatch(name):
                 raise InvalidInput(f"the table name {name!r} is not one Wolfie writes")

@@ -114,8 +114,9 @@ def history(
     for column in ("#", "at", "event", "source", "changes"):
         table.add_column(column, justify="right" if column == "#" else "left")
     for version in found.versions:
-        lines = [f"{field}: {_cell(c.old)} -> {_cell(c.new)}"
-                 for field, c in version.changes.items()]  # fmt: skip
+        lines = [
+            f"{field}: {_cell(c.old)} -> {_cell(c.new)}" for field, c in version.changes.items()
+        ]
         if version.absorbed:
             lines.append(f"absorbed: {_cell(version.absorbed.get('intent'))}")
         if version.utility_reset and version.utility_before is not None:
@@ -123,9 +124,12 @@ def history(
         if version.reason:
             lines.append(f"reason: {clip(version.reason, CHANGE_CHARS * 2)}")
         table.add_row(
-            str(version.version), f"{version.at:%Y-%m-%d %H:%M:%S}", version.event,
-            Text(version.source or ""), Text("\n".join(lines)),
-        )  # fmt: skip
+            str(version.version),
+            f"{version.at:%Y-%m-%d %H:%M:%S}",
+            version.event,
+            Text(version.source or ""),
+            Text("\n".join(lines)),
+        )
     console.print(table)
 
 

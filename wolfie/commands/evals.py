@@ -94,9 +94,14 @@ def eval_command(
             eval_set = _store_eval_set(pack, root, eval_set, load is not None)
         with console.status("Scoring the eval set (Prefect engine, embedded)"):
             result = eval_flow(
-                pack=pack, root=root, eval_set=eval_set, ks=tuple(k or DEFAULT_KS),
-                version=version, load=str(load) if load else None, ragas=ragas,
-            )  # fmt: skip
+                pack=pack,
+                root=root,
+                eval_set=eval_set,
+                ks=tuple(k or DEFAULT_KS),
+                version=version,
+                load=str(load) if load else None,
+                ragas=ragas,
+            )
     except WolfieError as exc:
         _fail(exc)
     scored = result.scored
@@ -137,9 +142,12 @@ def eval_runs_command(
         table.add_column(column)
     for row in rows.iter_rows(named=True):
         table.add_row(
-            str(row["at"])[:19], row["run_id"][:8], escape(row["dataset"]),
-            str(row["pack_version"]), f"{row['value']:.3f}",
-        )  # fmt: skip
+            str(row["at"])[:19],
+            row["run_id"][:8],
+            escape(row["dataset"]),
+            str(row["pack_version"]),
+            f"{row['value']:.3f}",
+        )
     console.print(
         table if rows.height else escape(f"No {metric}@{k} results stored in {pack!r} yet.")
     )
@@ -245,16 +253,28 @@ def learn_bench_command(
         )
     try:
         config = BenchConfig(
-            corpus=corpus or bench.DEFAULT_CORPUS, eval_set=eval_set, paraphrases=paraphrases,
-            out=out, cache=cache, epochs=epochs, seeds=seed_list,
-            methods=tuple(method or BenchConfig.methods), split=split,
+            corpus=corpus or bench.DEFAULT_CORPUS,
+            eval_set=eval_set,
+            paraphrases=paraphrases,
+            out=out,
+            cache=cache,
+            epochs=epochs,
+            seeds=seed_list,
+            methods=tuple(method or BenchConfig.methods),
+            split=split,
             feedback=FeedbackModel(flip=flip, sparse=sparse, credit=credit),
             settings=bench.shared_settings(
-                set_ or [], k1=k1, k2=k2, alpha=alpha, lam=lam, explore_bonus=explore_bonus,
-                context_theta=context_theta, context_kappa=context_kappa,
+                set_ or [],
+                k1=k1,
+                k2=k2,
+                alpha=alpha,
+                lam=lam,
+                explore_bonus=explore_bonus,
+                context_theta=context_theta,
+                context_kappa=context_kappa,
                 context_prior=context_prior,
             ),
-        )  # fmt: skip
+        )
         with console.status("Building the Pack (cached per corpus) and playing the episodes"):
             result = bench.run_bench(config)
     except WolfieError as exc:

@@ -74,9 +74,14 @@ def ingest(
     if documents:
         failed += _ingest_documents(documents, pack, root)
     if media:
-        transcribe = {"model": model, "language": None if language == "auto" else language,
-                      "beam_size": beam_size, "device": device, "compute_type": compute_type,
-                      "vad": vad}  # fmt: skip
+        transcribe = {
+            "model": model,
+            "language": None if language == "auto" else language,
+            "beam_size": beam_size,
+            "device": device,
+            "compute_type": compute_type,
+            "vad": vad,
+        }
         chunking = {"target_s": chunk_seconds, "overlap_s": overlap_seconds}
         failed += _ingest_media(media, pack, root, transcribe, chunking, refresh, work_dir, dask)
     if failed:
@@ -122,8 +127,10 @@ def _ingest_documents(paths: list[str], pack: str, root: str | None) -> int:
     console.print(table)
     console.print(f"{result.written} of {result.chunks} chunks written (others unchanged).")
     if result.stale:
-        console.print(f"[yellow]{result.stale} stored chunks of these documents are no longer "
-                      "produced (the documents shrank); they were kept.[/yellow]")  # fmt: skip
+        console.print(
+            f"[yellow]{result.stale} stored chunks of these documents are no longer "
+            "produced (the documents shrank); they were kept.[/yellow]"
+        )
     return sum(1 for row in result.documents if row.error)
 
 
@@ -143,8 +150,13 @@ def _ingest_media(
     flow = ingest_media_flow
     if dask:
         flow = with_dask(None if dask == "local" else dask)
-    columns = (TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[step]}"), TimeElapsedColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[step]}"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console) as progress:
         bars: dict[str, TaskID] = {
             s: progress.add_task(_short(s), total=100, step="queued")
@@ -154,13 +166,21 @@ def _ingest_media(
         def show(event: ProgressEvent) -> None:
             if event.source in bars:  # "transcribe 312 of 3,600 s of audio"
                 step = f"{event.step} {event.detail}".strip()
-                progress.update(bars[event.source], completed=100 * event.overall,
-                                step=escape(step))  # fmt: skip
+                progress.update(
+                    bars[event.source], completed=100 * event.overall, step=escape(step)
+                )
 
         with listening(show):
-            result = flow(sources=sources, pack=pack, root=root, transcribe=transcribe,
-                          chunking=chunking, refresh=refresh, work_dir=work_dir,
-                          fail_on_error=False)  # fmt: skip
+            result = flow(
+                sources=sources,
+                pack=pack,
+                root=root,
+                transcribe=transcribe,
+                chunking=chunking,
+                refresh=refresh,
+                work_dir=work_dir,
+                fail_on_error=False,
+            )
         for row in result.items:
             done = "[red]failed[/red]" if row["status"] == "failed" else escape(row["status"])
             progress.update(bars[row["source"]], completed=100, step=done)

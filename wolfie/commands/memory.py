@@ -233,9 +233,11 @@ def forget(
     removed = ", ".join(f"{name} {count}" for name, count in result.removed.items() if count)
     count = len(result.memory_ids)
     console.print(
-        Text(f"Forgot {count} memor{'y' if count == 1 else 'ies'} of Pack {pack} "
-             f"(rows removed: {removed or 'none'}).")
-    )  # fmt: skip
+        Text(
+            f"Forgot {count} memor{'y' if count == 1 else 'ies'} of Pack {pack} "
+            f"(rows removed: {removed or 'none'})."
+        )
+    )
     later = "Older versions still hold them until --purge or maintain-pack runs."
     if result.purge_at is not None:  # within a minute of the Pack's last purge
         later = (
@@ -291,9 +293,13 @@ def packs(root: RootArg = None, as_json: JsonArg = False) -> None:
         table.add_column(column, justify="right" if column not in ("pack", "location") else "left")
     for info in listing.packs:
         table.add_row(
-            Text(info.name), str(info.memories), str(info.knowledge), str(info.episodes),
-            str(info.reward_events), Text(info.uri, overflow="fold"),
-        )  # fmt: skip
+            Text(info.name),
+            str(info.memories),
+            str(info.knowledge),
+            str(info.episodes),
+            str(info.reward_events),
+            Text(info.uri, overflow="fold"),
+        )
     console.print(table)
     console.print(f"{len(listing.packs)} Pack(s)")
 
@@ -306,15 +312,19 @@ def _print_reward(result: FeedbackResult, as_json: bool) -> None:
         console.print(Text(f"Already applied (same --key): episode {result.episode_id} unchanged."))
         return
     console.print(
-        Text(f"Reward {result.value:+.2f} ({result.source}) applied to {result.applied} "
-             f"memor{'y' if result.applied == 1 else 'ies'} of episode {result.episode_id}.")
-    )  # fmt: skip
+        Text(
+            f"Reward {result.value:+.2f} ({result.source}) applied to {result.applied} "
+            f"memor{'y' if result.applied == 1 else 'ies'} of episode {result.episode_id}."
+        )
+    )
     for memory_id, track_record in result.track_records.items():
         ranked = result.ranked_utilities.get(memory_id, track_record)
         console.print(
-            Text(f"  {memory_id}  for this question next time U(m|q) {ranked:+.3f}, "
-                 f"track record (global Q) {track_record:+.3f}")
-        )  # fmt: skip
+            Text(
+                f"  {memory_id}  for this question next time U(m|q) {ranked:+.3f}, "
+                f"track record (global Q) {track_record:+.3f}"
+            )
+        )
 
 
 def _print_json(value: dict[str, Any]) -> None:

@@ -74,10 +74,13 @@ def csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
     """List and struct columns (tags, say) as JSON text: CSV cells hold no nested data."""
     nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
     return frame.with_columns(
-        pl.Series(name, [None if v is None else json.dumps(v, default=str)
-                         for v in frame[name].to_list()], dtype=pl.String)
+        pl.Series(
+            name,
+            [None if v is None else json.dumps(v, default=str) for v in frame[name].to_list()],
+            dtype=pl.String,
+        )
         for name in nested
-    )  # fmt: skip
+    )
 
 
 def default_columns(table: str, frame: pl.DataFrame) -> list[str]:
@@ -121,20 +124,33 @@ def print_frame(frame: pl.DataFrame, output: str, console: Console, hidden: int 
 def register(app: typer.Typer) -> None:
     @app.command()
     def query(
-        table: Annotated[str, typer.Argument(help="memories, knowledge, items, episodes, "
-                                             "retrievals, rewards, traces, lessons, evals")],
+        table: Annotated[
+            str,
+            typer.Argument(
+                help="memories, knowledge, items, episodes, "
+                "retrievals, rewards, traces, lessons, evals"
+            ),
+        ],
         pack: Annotated[str, typer.Option("--pack", "-p", help="Pack name.")] = "demo",
         root: Annotated[str | None, typer.Option("--root", help="Pack root (WOLFIE_ROOT).")] = None,
-        where: Annotated[list[str] | None, typer.Option("--where", "-w", help="COLUMN=VALUE "
-                         "or COLUMN>=VALUE (also != < <= >); repeat to AND.")] = None,
+        where: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--where",
+                "-w",
+                help="COLUMN=VALUE or COLUMN>=VALUE (also != < <= >); repeat to AND.",
+            ),
+        ] = None,
         columns: Annotated[str | None, typer.Option(help="Comma-separated columns.")] = None,
         group_by: Annotated[str | None, typer.Option(help="Comma-separated columns.")] = None,
-        agg: Annotated[list[str] | None, typer.Option(help="count, or mean|sum|min|max|"
-                       "n_unique:COLUMN; repeatable.")] = None,
+        agg: Annotated[
+            list[str] | None,
+            typer.Option(help="count, or mean|sum|min|max|n_unique:COLUMN; repeatable."),
+        ] = None,
         limit: Annotated[int | None, typer.Option(min=1)] = None,
         version: Annotated[int | None, typer.Option(min=1, help="Read a past version.")] = None,
         output: Annotated[str, typer.Option("--format", "-f", help="table|csv|json")] = "table",
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Filter and aggregate a Pack's table without being able to write to it."""
         from packs.pack import Pack
         from packs.store.query import aggregate

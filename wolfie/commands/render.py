@@ -44,9 +44,13 @@ def ranking_table(
         row: list[str | Text] = [str(rank), item.kind, text]
         if marks:
             row.append(Text(marks[rank - 1], style="bold"))
-        row += [f"{item.similarity:.2f}", f"{item.ranked_utility:+.2f}",
-                f"{item.track_record:+.2f}", f"{item.exploration_bonus:.2f}",
-                f"{item.score:+.2f}"]  # fmt: skip
+        row += [
+            f"{item.similarity:.2f}",
+            f"{item.ranked_utility:+.2f}",
+            f"{item.track_record:+.2f}",
+            f"{item.exploration_bonus:.2f}",
+            f"{item.score:+.2f}",
+        ]
         table.add_row(*row)
     return table
 

@@ -49,31 +49,43 @@ def main(argv: list[str]) -> int:
     run_id, pack, root, scope = job["run_id"], job["pack"], job["root"], job["scope"]
     limits = job["policy"]
     policy = IngestPolicy(
-        tuple(limits["roots"]), tuple(limits["url_prefixes"]),
-        int(limits["max_document_bytes"]), int(limits["max_media_bytes"]),
-    )  # fmt: skip
+        tuple(limits["roots"]),
+        tuple(limits["url_prefixes"]),
+        int(limits["max_document_bytes"]),
+        int(limits["max_media_bytes"]),
+    )
     documents = [s for s in sources if is_document(s)]
     media = [s for s in sources if s not in documents]
     errors: list[str] = []
     items = chunks = 0
     if documents:
         documents_flow = ingest_documents_flow.with_options(flow_run_name=f"{run_id}-documents")
-        result = documents_flow(paths=documents, pack=pack, root=root, fail_on_error=False,
-                                scope=scope, policy=policy)  # fmt: skip
+        result = documents_flow(
+            paths=documents, pack=pack, root=root, fail_on_error=False, scope=scope, policy=policy
+        )
         errors += [f"{row.path}: {row.error}" for row in result.documents if row.error]
         items, chunks = len(result.documents), result.chunks
     if media:
         media_flow = ingest_media_flow.with_options(flow_run_name=run_id)
-        ingested = media_flow(sources=media, pack=pack, root=root, fail_on_error=False,
-                              scope=scope, policy=policy)  # fmt: skip
+        ingested = media_flow(
+            sources=media, pack=pack, root=root, fail_on_error=False, scope=scope, policy=policy
+        )
         errors += [f"{i['source']}: {i['error']}" for i in ingested.items if i.get("error")]
         items += len(ingested.items)
         chunks += sum(int(i.get("chunks") or 0) for i in ingested.items if not i.get("error"))
     failed = len(errors)
-    write_status(status, {
-        "state": "failed" if failed else "finished", "sources": len(sources), "items": items,
-        "ingested": items - failed, "failed": failed, "chunks": chunks, "errors": errors,
-    })  # fmt: skip
+    write_status(
+        status,
+        {
+            "state": "failed" if failed else "finished",
+            "sources": len(sources),
+            "items": items,
+            "ingested": items - failed,
+            "failed": failed,
+            "chunks": chunks,
+            "errors": errors,
+        },
+    )
     print(f"{run_id}: {items - failed} of {items} items ingested")
     return 2 if failed else 0
 

@@ -87,9 +87,12 @@ class IngestRuns:
     """The ingest runs one server starts for Pack ``pack`` under ``root``."""
 
     def __init__(
-        self, pack: str, root: str | None, policy: IngestPolicy,
+        self,
+        pack: str,
+        root: str | None,
+        policy: IngestPolicy,
         max_runs: int = DEFAULT_MAX_RUNS,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
             raise InvalidInput(f"--max-ingest-runs must be a positive int, not {max_runs!r}.")
         self.pack, self.root, self.policy, self.max_runs = pack, root, policy, max_runs
@@ -118,17 +121,27 @@ class IngestRuns:
     def _launch(self, checked: list[str], scope: str | None) -> IngestStarted:
         run_id = f"mcp-ingest-{uuid.uuid4().hex[:12]}"
         folder = self._private_folder()
-        job = {"run_id": run_id, "pack": self.pack, "root": self.root, "sources": checked,
-               "scope": scope, "policy": asdict(self.policy),
-               "status": str(folder / f"{run_id}.status.json")}  # fmt: skip
+        job = {
+            "run_id": run_id,
+            "pack": self.pack,
+            "root": self.root,
+            "sources": checked,
+            "scope": scope,
+            "policy": asdict(self.policy),
+            "status": str(folder / f"{run_id}.status.json"),
+        }
         job_file = folder / f"{run_id}.job.json"
         job_file.write_text(json.dumps(job), encoding="utf-8")
         command = [sys.executable, "-m", "wolfie.mcp.ingest_run", str(job_file)]
         with open(folder / f"{run_id}.log", "wb") as log:
             process = subprocess.Popen(  # a fixed command: the job is a file, never a shell
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env={**os.environ, "COLUMNS": "120"}, start_new_session=True,
-            )  # fmt: skip
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "COLUMNS": "120"},
+                start_new_session=True,
+            )
         self._runs[run_id] = _Run(run_id, scope, tuple(checked), process, folder)
         return IngestStarted(run_id, self.pack, tuple(checked), scope)
 
@@ -153,9 +166,17 @@ class IngestRuns:
             report.get(k) if ended else None for k in ("items", "ingested", "failed", "chunks")
         )
         return IngestStatus(
-            run_id, state, len(run.sources), items, ingested, failed, chunks, errors,
-            self._tail(run.log), round(time.monotonic() - run.started, 1),
-        )  # fmt: skip
+            run_id,
+            state,
+            len(run.sources),
+            items,
+            ingested,
+            failed,
+            chunks,
+            errors,
+            self._tail(run.log),
+            round(time.monotonic() - run.started, 1),
+        )
 
     def redact(self, text: str) -> str:
         """``text`` with every absolute path outside the allowed folders as <host path>."""

@@ -78,9 +78,14 @@ def split_filters(
 
 
 def recall(
-    pack: Pack, query: str, k: int | None, filters: Mapping[str, Any] | None,
-    scope: str | None, *, log: bool,
-) -> Recall:  # fmt: skip
+    pack: Pack,
+    query: str,
+    k: int | None,
+    filters: Mapping[str, Any] | None,
+    scope: str | None,
+    *,
+    log: bool,
+) -> Recall:
     """A scoped ranking with one flat ``filters`` object; ``log=True`` records an
     episode to reward (``recall``)."""
     where, metadata = split_filters(filters)

@@ -41,11 +41,16 @@ class BearerToken:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
             body = b'{"error": "unauthorized: send Authorization: Bearer <WOLFIE_MCP_TOKEN>"}'
-            await send({
-                "type": "http.response.start", "status": 401,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="wolfie"')],
-            })  # fmt: skip
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="wolfie"'),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
@@ -76,9 +81,13 @@ class IngestLimits:
 
 
 def serve_stdio(
-    pack: str, root: str | None, *, read_only: bool, scope: str | None,
+    pack: str,
+    root: str | None,
+    *,
+    read_only: bool,
+    scope: str | None,
     ingest: IngestLimits | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Serve MCP over stdin/stdout until the host closes the pipe."""
     _log_to_stderr()
     handle = _open(pack, root, read_only)
@@ -91,9 +100,13 @@ def serve_stdio(
 
 
 def http_app(
-    handle: Pack, root: str | None, host: str, token: str | None, scope: str | None,
+    handle: Pack,
+    root: str | None,
+    host: str,
+    token: str | None,
+    scope: str | None,
     ingest: IngestLimits | None = None,
-) -> ASGIApp:  # fmt: skip
+) -> ASGIApp:
     """The streamable HTTP app at ``/mcp``, behind the token check when a token is set."""
     limits = ingest or IngestLimits()
     runs = IngestRuns(handle.name, root, limits.policy, limits.max_runs)
@@ -103,9 +116,16 @@ def http_app(
 
 
 def serve_http(
-    pack: str, root: str | None, host: str, port: int, token: str | None, *,
-    read_only: bool, scope: str | None, ingest: IngestLimits | None = None,
-) -> None:  # fmt: skip
+    pack: str,
+    root: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    *,
+    read_only: bool,
+    scope: str | None,
+    ingest: IngestLimits | None = None,
+) -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp``."""
     _log_to_stderr()
     if token is None:
@@ -131,5 +151,8 @@ class _Announcing(uvicorn.Server):
         if self.started:
             host, port = self.servers[0].sockets[0].getsockname()[:2]
             shown = f"[{host}]" if ":" in host else host
-            print(f"Wolfie MCP serving Pack {self.pack!r} at http://{shown}:{port}/mcp",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"Wolfie MCP serving Pack {self.pack!r} at http://{shown}:{port}/mcp",
+                file=sys.stderr,
+                flush=True,
+            )

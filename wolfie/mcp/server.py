@@ -191,9 +191,11 @@ def _tools(
     """The tool bodies: thin calls into the front door (:mod:`wolfie.agent_tools`)."""
 
     def search(
-        query: str, k: int | None = None, filters: dict[str, Json] | None = None,
+        query: str,
+        k: int | None = None,
+        filters: dict[str, Json] | None = None,
         scope: str | None = None,
-    ) -> Recall:  # fmt: skip
+    ) -> Recall:
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=False)
 
     def maturity() -> Maturity:
@@ -203,9 +205,11 @@ def _tools(
         return corrections.history(pack, memory_id, scope=guard(scope))
 
     def recall(
-        query: str, k: int | None = None, filters: dict[str, Json] | None = None,
+        query: str,
+        k: int | None = None,
+        filters: dict[str, Json] | None = None,
         scope: str | None = None,
-    ) -> Recall:  # fmt: skip
+    ) -> Recall:
         return mcp_ops.recall(pack, query, k, filters, guard(scope), log=True)
 
     def held(scope: str | None = None) -> HeldList:
@@ -320,22 +324,35 @@ def _tools(
         return Distilled(await sampled.distill(ctx, ids, episode_id))
 
     def forget(
-        memory_ids: list[str] | None = None, scope: str | None = None,
-        where: dict[str, Json] | None = None, purge: bool = False,
-    ) -> ForgetReport:  # fmt: skip
+        memory_ids: list[str] | None = None,
+        scope: str | None = None,
+        where: dict[str, Json] | None = None,
+        purge: bool = False,
+    ) -> ForgetReport:
         return forget_tool.forget(
             pack, memory_ids, scope=scope, where=where, purge=purge, pinned=guard.pinned
         )
 
     def revise(
-        memory_id: str, intent: str | None = None, response: str | None = None,
-        outcome: str | None = None, polarity: Literal["success", "failure", "none"] | None = None,
-        metadata: dict[str, Json] | None = None, scope: str | None = None,
-    ) -> RevisionResult:  # fmt: skip
+        memory_id: str,
+        intent: str | None = None,
+        response: str | None = None,
+        outcome: str | None = None,
+        polarity: Literal["success", "failure", "none"] | None = None,
+        metadata: dict[str, Json] | None = None,
+        scope: str | None = None,
+    ) -> RevisionResult:
         return corrections.revise(
-            pack, memory_id, intent=intent, response=response, outcome=outcome,
-            polarity=polarity, metadata=metadata, source="mcp", scope=guard(scope),
-        )  # fmt: skip
+            pack,
+            memory_id,
+            intent=intent,
+            response=response,
+            outcome=outcome,
+            polarity=polarity,
+            metadata=metadata,
+            source="mcp",
+            scope=guard(scope),
+        )
 
     def ingest(sources: list[str], scope: str | None = None) -> IngestStarted:
         return runs.start(sources, guard(scope))
