@@ -54,9 +54,15 @@ BASES = [
     "Learners skip the quiz at the end of the SCORM module",
 ]
 WAYS = [
-    "{}", "{} again", "Today: {}", "{}, as usual", "Note - {}", "{} (again)", "FYI {}",
+    "{}",
+    "{} again",
+    "Today: {}",
+    "{}, as usual",
+    "Note - {}",
+    "{} (again)",
+    "FYI {}",
     "{} today",
-]  # fmt: skip
+]
 PATHS = ("sequential", "burst, unsettled", "burst, settled")
 
 
@@ -91,8 +97,11 @@ def run_path(path: str, groups: list[list[str]], processes: int) -> dict[str, An
         with Pack.open("race", root, read_only=True) as pack:
             intents = pack.query("memories")["intent_text"].to_list()
     left = [sum(intent in group for intent in intents) for group in groups]
-    return {"duplicates": sum(n - 1 for n in left), "per_cluster": left,
-            "remember_ms": 1000 * statistics.median(seconds)}  # fmt: skip
+    return {
+        "duplicates": sum(n - 1 for n in left),
+        "per_cluster": left,
+        "remember_ms": 1000 * statistics.median(seconds),
+    }
 
 
 def main() -> None:
@@ -108,23 +117,29 @@ def main() -> None:
     rows = []
     for path in PATHS:
         duplicates = [r["duplicates"] for r in runs[path]]
-        rows.append({
-            "path": path, "clusters": len(groups), "rounds": args.rounds,
-            "duplicates_median": float(np.median(duplicates)),
-            "duplicates_total": int(sum(duplicates)),
-            "remember_ms_median": statistics.median(r["remember_ms"] for r in runs[path]),
-        })  # fmt: skip
-    report = {"processes": args.processes, "dropped_clusters": dropped, "paths": rows,
-              "runs": runs}  # fmt: skip
+        rows.append(
+            {
+                "path": path,
+                "clusters": len(groups),
+                "rounds": args.rounds,
+                "duplicates_median": float(np.median(duplicates)),
+                "duplicates_total": int(sum(duplicates)),
+                "remember_ms_median": statistics.median(r["remember_ms"] for r in runs[path]),
+            }
+        )
+    report = {"processes": args.processes, "dropped_clusters": dropped, "paths": rows, "runs": runs}
     lines = [
         f"Near-duplicate bursts: {args.processes} processes, {len(groups)} clusters, "
         f"{args.rounds} rounds (duplicates left = memories beyond one per cluster)",
         "",
         "| path | duplicates left (median per round) | total over rounds | remember ms (median) |",
         "|---|---|---|---|",
-        *(f"| {r['path']} | {r['duplicates_median']:g} | {r['duplicates_total']} | "
-          f"{r['remember_ms_median']:.0f} |" for r in rows),
-    ]  # fmt: skip
+        *(
+            f"| {r['path']} | {r['duplicates_median']:g} | {r['duplicates_total']} | "
+            f"{r['remember_ms_median']:.0f} |"
+            for r in rows
+        ),
+    ]
     if dropped:
         lines += ["", "Left out (a pair below the threshold): " + "; ".join(dropped)]
     OUT.mkdir(parents=True, exist_ok=True)

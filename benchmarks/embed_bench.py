@@ -75,8 +75,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--uniform", action="store_true", help="750-character chunks")
     parser.add_argument("--fp32-onnx", type=Path, default=None, help="export here if missing")
-    parser.add_argument("--sections", nargs="+", choices=("query", "bulk"),
-                        default=["query", "bulk"])  # fmt: skip
+    parser.add_argument(
+        "--sections", nargs="+", choices=("query", "bulk"), default=["query", "bulk"]
+    )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
@@ -112,17 +113,23 @@ def export_fp32(dest: Path) -> Path:
             self.bert = model
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     names = ["input_ids", "attention_mask", "token_type_ids"]
     ids = torch.ones(2, 16, dtype=torch.long)
     dest.parent.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(
-        Hidden(), (ids, ids, torch.zeros_like(ids)), str(dest), input_names=names,
-        output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+        Hidden(),
+        (ids, ids, torch.zeros_like(ids)),
+        str(dest),
+        input_names=names,
+        output_names=["last_hidden_state"],
+        opset_version=17,
+        dynamo=False,
         dynamic_axes={n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]},
-    )  # fmt: skip
+    )
     return dest
 
 
@@ -141,7 +148,9 @@ def run_query(args: argparse.Namespace, tok: Any, fp32: Path | None) -> dict[str
         sessions["fp32 1 thread"] = session(fp32, 1)
     engines = {name: SessionEngine(name, sess, tok, 1) for name, sess in sessions.items()}
     shipped = default_embedder()
-    paths: dict[str, Callable[[str], object]] = {n: (lambda q, e=e: e.embed([q])) for n, e in engines.items()}  # fmt: skip
+    paths: dict[str, Callable[[str], object]] = {
+        n: (lambda q, e=e: e.embed([q])) for n, e in engines.items()
+    }
     paths["shipped"] = lambda q: shipped.embed([q])
     queries = generate_sentences(args.queries + 20, random.Random(args.seed))
     for query in queries[:20]:
@@ -187,9 +196,10 @@ def bulk_engines(tok: Any, fp32: Path | None) -> list[Any]:
         fp = session(fp32, 1)
         engines += [
             SessionEngine("fp32, 1 thread, batch 8, sorted", fp, tok, 8),
-            SessionEngine("fp32, 1-thread session x 2 workers, batch 8, sorted", fp, tok, 8,
-                          workers=2),
-        ]  # fmt: skip
+            SessionEngine(
+                "fp32, 1-thread session x 2 workers, batch 8, sorted", fp, tok, 8, workers=2
+            ),
+        ]
     return engines
 
 
@@ -238,8 +248,10 @@ def run_bulk(args: argparse.Namespace, tok: Any, fp32: Path | None) -> dict[str,
             rates[name].append(paths[name](sample, round_))
         print(f"round {round_ + 1}/{args.rounds} done", flush=True)
     reference = engines[0].embed(texts[: args.chunks])
-    agreement = {e.name: float(np.min(np.sum(e.embed(texts[: args.chunks]) * reference, axis=1)))
-                 for e in engines}  # fmt: skip
+    agreement = {
+        e.name: float(np.min(np.sum(e.embed(texts[: args.chunks]) * reference, axis=1)))
+        for e in engines
+    }
     for engine in engines:
         engine.close()
     procs.close()
@@ -248,8 +260,9 @@ def run_bulk(args: argparse.Namespace, tok: Any, fp32: Path | None) -> dict[str,
     median = {name: statistics.median(r) for name, r in rates.items()}
     # the goal's limit: the best bare configuration in one process (issue 24); the
     # processes' figures are printed beside it
-    bare = {e.name: median[e.name] for e in engines
-            if not e.name.startswith(("fp32", "2 processes"))}  # fmt: skip
+    bare = {
+        e.name: median[e.name] for e in engines if not e.name.startswith(("fp32", "2 processes"))
+    }
     best = max(bare, key=lambda name: bare[name])
     return {
         "chunks_per_round": args.chunks,
@@ -273,20 +286,35 @@ def _rate(embed: Callable[[Sequence[str]], object], texts: Sequence[str]) -> flo
 def markdown(
     meta: dict[str, Any], query: dict[str, Any] | None, bulk: dict[str, Any] | None
 ) -> str:
-    lines = [f"# Embedding benchmark ({meta['started']}, load {meta['load_before']} -> "
-             f"{meta['load_after']} on {meta['cpus']} CPUs)", ""]  # fmt: skip
+    lines = [
+        f"# Embedding benchmark ({meta['started']}, load {meta['load_before']} -> "
+        f"{meta['load_after']} on {meta['cpus']} CPUs)",
+        "",
+    ]
     if query:
-        lines += ["## One query (distinct queries), ms", "", "| path | p50 | p95 | p99 |",
-                  "|---|---:|---:|---:|"]  # fmt: skip
+        lines += [
+            "## One query (distinct queries), ms",
+            "",
+            "| path | p50 | p95 | p99 |",
+            "|---|---:|---:|---:|",
+        ]
         for name, s in query["stats"].items():
             lines.append(f"| {name} | {s.p50_ms:.2f} | {s.p95_ms:.2f} | {s.p99_ms:.2f} |")
-        lines += ["", f"shipped / bare 1 thread (p50): **{query['shipped_over_bare_1_thread']:.2f}x**; "
-                  f"2 threads / 1 thread: {query['two_threads_over_one']:.2f}x", ""]  # fmt: skip
+        lines += [
+            "",
+            f"shipped / bare 1 thread (p50): **{query['shipped_over_bare_1_thread']:.2f}x**; "
+            f"2 threads / 1 thread: {query['two_threads_over_one']:.2f}x",
+            "",
+        ]
     if bulk:
-        lines += [f"## Bulk: {bulk['chunks_per_round']} chunks a round, "
-                  f"{bulk['tokens_per_chunk']:.0f} word pieces a chunk on average", "",
-                  "| path | chunks/s (median) | word pieces/s | share of the best bare "
-                  "| min cosine to batch 1 |", "|---|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [
+            f"## Bulk: {bulk['chunks_per_round']} chunks a round, "
+            f"{bulk['tokens_per_chunk']:.0f} word pieces a chunk on average",
+            "",
+            "| path | chunks/s (median) | word pieces/s | share of the best bare "
+            "| min cosine to batch 1 |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for name, rate in bulk["median_chunks_per_s"].items():
             cosine = bulk["min_cosine_to_batch_1"].get(name)
             lines.append(
@@ -294,9 +322,13 @@ def markdown(
                 f"{bulk['share_of_best'][name]:.2f} | "
                 f"{'' if cosine is None else f'{cosine:.4f}'} |"
             )
-        lines += ["", f"The limit (best bare configuration in one process): {bulk['best_bare']}. "
-                  f"**add_knowledge / limit: {bulk['add_knowledge_over_best']:.2f}x** "
-                  "(goal >= 0.9).", ""]  # fmt: skip
+        lines += [
+            "",
+            f"The limit (best bare configuration in one process): {bulk['best_bare']}. "
+            f"**add_knowledge / limit: {bulk['add_knowledge_over_best']:.2f}x** "
+            "(goal >= 0.9).",
+            "",
+        ]
     return "\n".join(lines)
 
 

@@ -69,8 +69,24 @@ def make_audio(minutes: float, dest: Path) -> float:
     with wave.open(str(raw), "wb") as out:
         out.setnchannels(1), out.setsampwidth(2), out.setframerate(rate)
         out.writeframes(b"".join(frames))
-    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", str(raw), "-ac", "1", "-ar",
-                    "16000", "-b:a", "32k", str(dest)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-loglevel",
+            "error",
+            "-y",
+            "-i",
+            str(raw),
+            "-ac",
+            "1",
+            "-ar",
+            "16000",
+            "-b:a",
+            "32k",
+            str(dest),
+        ],
+        check=True,
+    )
     raw.unlink()
     return total
 
@@ -113,8 +129,11 @@ def run_steps(audio: Path, root: Path) -> dict[str, Any]:
     heard = transcribe_step(target, media_id, TranscribeOptions(), work)
     chunked = chunk_step(target, media_id, heard.info["fingerprint"], ChunkingOptions())
     stored = upsert_step(target, media_id, chunked.info["key"])
-    return clock.read() | {"segments": heard.info["segments"], "chunks": stored.info["chunks"],
-                           "audio_s": heard.info["duration_s"]}  # fmt: skip
+    return clock.read() | {
+        "segments": heard.info["segments"],
+        "chunks": stored.info["chunks"],
+        "audio_s": heard.info["duration_s"],
+    }
 
 
 def run_flow(audio: Path, root: Path) -> dict[str, Any]:
@@ -177,8 +196,18 @@ def peak_rss(path: str, audio: Path) -> dict[str, Any]:
     """
     with tempfile.TemporaryDirectory() as root:
         report = Path(root) / "report.json"
-        cmd = [sys.executable, __file__, "--child", path, "--audio", str(audio), "--root", root,
-               "--report", str(report)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            path,
+            "--audio",
+            str(audio),
+            "--root",
+            root,
+            "--report",
+            str(report),
+        ]
         subprocess.run(cmd, env=os.environ | {"PREFECT_LOGGING_LEVEL": "WARNING"}, check=True)
         return dict(json.loads(report.read_text()))
 
@@ -211,8 +240,15 @@ def child(path: str, audio: Path, root: Path, report: Path) -> None:
     result = run_bare(audio) if path == "bare" else run_steps(audio, root)
     done.set()
     sampler.join()
-    report.write_text(json.dumps(result | {"rss_after_load_mib": round(loaded, 1),
-                                           "peak_run_mib": round(max(peak[0], rss_mib()), 1)}))  # fmt: skip
+    report.write_text(
+        json.dumps(
+            result
+            | {
+                "rss_after_load_mib": round(loaded, 1),
+                "peak_run_mib": round(max(peak[0], rss_mib()), 1),
+            }
+        )
+    )
 
 
 def summarise(runs: dict[str, list[dict[str, Any]]], audio_s: float) -> dict[str, Any]:
@@ -229,15 +265,17 @@ def summarise(runs: dict[str, list[dict[str, Any]]], audio_s: float) -> dict[str
         wall = statistics.median(r["wall_s"] for r in results)
         cpu = statistics.median(r["cpu_s"] for r in results)
         out[path] = {
-            "median_wall_s": round(wall, 2), "median_cpu_s": round(cpu, 2),
+            "median_wall_s": round(wall, 2),
+            "median_cpu_s": round(cpu, 2),
             "runs_wall_s": [round(r["wall_s"], 2) for r in results],
             "runs_cpu_s": [round(r["cpu_s"], 2) for r in results],
             "wall_ratio_to_bare": round(wall / bare_wall, 3),
             "cpu_ratio_to_bare": round(cpu / bare_cpu, 3),
-            "rtf_wall": round(wall / audio_s, 3), "cpu_s_per_audio_s": round(cpu / audio_s, 3),
+            "rtf_wall": round(wall / audio_s, 3),
+            "cpu_s_per_audio_s": round(cpu / audio_s, 3),
             "cost_per_audio_hour_wall_usd": round(wall / audio_s * PRICE_PER_HOUR, 4),
             "cost_per_audio_hour_2vcpu_usd": round(cpu / audio_s / 2 * PRICE_PER_HOUR, 4),
-        }  # fmt: skip
+        }
     return out
 
 
@@ -310,10 +348,13 @@ def main() -> None:
         print(f"{audio_s:.0f} s of audio, {args.repeats} repeats", flush=True)
         runs = side_by_side(audio, args.repeats)
         result: dict[str, Any] = {
-            "audio_s": audio_s, "repeats": args.repeats, "paths": summarise(runs, audio_s),
-            "wer_librivox": round(wer_librivox(), 4), "price": PRICE_NOTE,
+            "audio_s": audio_s,
+            "repeats": args.repeats,
+            "paths": summarise(runs, audio_s),
+            "wer_librivox": round(wer_librivox(), 4),
+            "price": PRICE_NOTE,
             "machine": f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end",
-        }  # fmt: skip
+        }
         if args.long_minutes:
             long_audio = Path(scratch) / "long.mp3"
             long_s = make_audio(args.long_minutes, long_audio)

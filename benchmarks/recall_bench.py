@@ -151,8 +151,17 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if "e2e" in args.sections:
         corpus = make_corpus(args)
         for size in sorted(args.e2e_sizes):
-            extra["e2e"].append(run_e2e(root, size, corpus.texts, corpus.vectors,
-                                        corpus.queries, corpus.warmup, args.seed))  # fmt: skip
+            extra["e2e"].append(
+                run_e2e(
+                    root,
+                    size,
+                    corpus.texts,
+                    corpus.vectors,
+                    corpus.queries,
+                    corpus.warmup,
+                    args.seed,
+                )
+            )
             print(
                 f"{size:,} rows: recall/limit {extra['e2e'][-1].recall_over_limit:.2f}x", flush=True
             )
@@ -162,10 +171,17 @@ def run_sections(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             print(f"{rows:,} rows: writes large/fresh {extra['writes'][-1].ratio}", flush=True)
     if "scopes" in args.sections:
         queries = scope_queries(args.queries, args.seed)
-        extra["scopes"] = run_scopes(root, args.scopes, args.per_scope, queries,
-                                     args.active_scopes, args.seed)  # fmt: skip
-    return {"limits": limits, "embedding": embedding, "sizes": sizes, "runs": runs, "ann": ann,
-            **extra}  # fmt: skip
+        extra["scopes"] = run_scopes(
+            root, args.scopes, args.per_scope, queries, args.active_scopes, args.seed
+        )
+    return {
+        "limits": limits,
+        "embedding": embedding,
+        "sizes": sizes,
+        "runs": runs,
+        "ann": ann,
+        **extra,
+    }
 
 
 def fragment_runs(
@@ -174,15 +190,24 @@ def fragment_runs(
     small = min(args.sizes)
     runs = [
         fragment_run(
-            root, f"bench{small}frag", f"{small:,}-row Pack, default settings",
-            args.fragment_recalls, queries, {}, args.seed,
+            root,
+            f"bench{small}frag",
+            f"{small:,}-row Pack, default settings",
+            args.fragment_recalls,
+            queries,
+            {},
+            args.seed,
         ),
         fragment_run(
-            root, f"bench{small}base", f"{small:,}-row Pack, commit per recall (baseline)",
-            args.baseline_recalls, queries,
-            {"log_flush_rows": 1, "compact_every_commits": 10**9}, args.seed,
+            root,
+            f"bench{small}base",
+            f"{small:,}-row Pack, commit per recall (baseline)",
+            args.baseline_recalls,
+            queries,
+            {"log_flush_rows": 1, "compact_every_commits": 10**9},
+            args.seed,
         ),
-    ]  # fmt: skip
+    ]
     runs[1].extrapolated_10k = extrapolate(runs[1], 10_000)
     return runs
 
@@ -209,10 +234,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     report = markdown(
         meta, **{k: results[k] for k in ("limits", "embedding", "sizes", "runs", "ann")}
     )
-    report += "\n" + "\n".join([
-        *e2e_markdown(results["e2e"]), *(writes_markdown(results["writes"]) if results["writes"] else []),
-        *(scopes_markdown(results["scopes"]) if results["scopes"] else []),
-    ])  # fmt: skip
+    report += "\n" + "\n".join(
+        [
+            *e2e_markdown(results["e2e"]),
+            *(writes_markdown(results["writes"]) if results["writes"] else []),
+            *(scopes_markdown(results["scopes"]) if results["scopes"] else []),
+        ]
+    )
     print(report)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     (OUT_DIR / "recall.md").write_text(report)

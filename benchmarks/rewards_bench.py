@@ -46,9 +46,11 @@ def bench_logging(feedbacks: int, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory() as root, Pack.open("log", root) as pack:
         pack.add_knowledge(
-            [KnowledgeChunk(f"Rule {i}: advice number {i} about topic {i % 17}.", "rules.md", i)
-             for i in range(300)]
-        )  # fmt: skip
+            [
+                KnowledgeChunk(f"Rule {i}: advice number {i} about topic {i % 17}.", "rules.md", i)
+                for i in range(300)
+            ]
+        )
         episodes = [pack.recall(f"question about topic {i % 17}").episode_id for i in range(200)]
         pack.flush()
         started = time.perf_counter()
@@ -118,10 +120,12 @@ def bench_replay(n: int, repeats: int) -> dict[str, Any]:
                 result[path] = replay_loop(rows)
             times[path].append(time.perf_counter() - started)
     worst = max(
-        max(abs(r["utility"] - result["loop"][r["memory_id"]][0]),
-            abs(r["confidence"] - result["loop"][r["memory_id"]][1]))
+        max(
+            abs(r["utility"] - result["loop"][r["memory_id"]][0]),
+            abs(r["confidence"] - result["loop"][r["memory_id"]][1]),
+        )
         for r in result["polars"].iter_rows(named=True)
-    )  # fmt: skip
+    )
     if worst > 1e-9:
         raise SystemExit(f"polars replay disagrees with the loop by {worst}")
     polars_s, loop_s = statistics.median(times["polars"]), statistics.median(times["loop"])
@@ -151,7 +155,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"| ratio loop / polars | {rep['ratio']:.1f}x |",
         f"| reading the events from LanceDB (shared by both) | {rep['read_seconds']:.2f} s |",
         f"| largest disagreement polars vs loop | {rep['max_disagreement']:.1e} |",
-    ]  # fmt: skip
+    ]
     return "\n".join(lines) + "\n"
 
 

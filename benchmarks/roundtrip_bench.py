@@ -64,14 +64,23 @@ def parse_args() -> argparse.Namespace:
 
 
 def env(root: Path) -> dict[str, str]:
-    return {**os.environ, "WOLFIE_ROOT": str(root), "PYTHONPATH": str(REPO),
-            "WOLFIE_MCP_TOKEN": TOKEN}  # fmt: skip
+    return {
+        **os.environ,
+        "WOLFIE_ROOT": str(root),
+        "PYTHONPATH": str(REPO),
+        "WOLFIE_MCP_TOKEN": TOKEN,
+    }
 
 
 def cli(root: Path, *args: str) -> tuple[float, int]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "wolfie.cli", *args], cwd=REPO, env=env(root),
-                          capture_output=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "wolfie.cli", *args],
+        cwd=REPO,
+        env=env(root),
+        capture_output=True,
+        timeout=600,
+    )
     return time.perf_counter() - start, done.returncode
 
 
@@ -90,8 +99,10 @@ def cold_cli(root: Path, pack: str, repeats: int, queries: list[str]) -> dict[st
             elapsed, code = cli(root, *args)
             seconds[name].append(elapsed)
             codes[name].add(code)
-    return {name: {"median_s": statistics.median(s), "max_s": max(s), "exit_codes":
-                   sorted(codes[name])} for name, s in seconds.items()}  # fmt: skip
+    return {
+        name: {"median_s": statistics.median(s), "max_s": max(s), "exit_codes": sorted(codes[name])}
+        for name, s in seconds.items()
+    }
 
 
 def free_port() -> int:
@@ -139,10 +150,19 @@ async def mcp_calls(url: str, queries: list[str]) -> dict[str, LatencyStats]:
 
 def warm_mcp(root: Path, pack: str, queries: list[str]) -> dict[str, Any]:
     port = free_port()
-    command = [sys.executable, "-m", "wolfie.cli", "mcp", "--pack", pack, "--http",
-               f"127.0.0.1:{port}"]  # fmt: skip
-    server = subprocess.Popen(command, cwd=REPO, env=env(root), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "wolfie.cli",
+        "mcp",
+        "--pack",
+        pack,
+        "--http",
+        f"127.0.0.1:{port}",
+    ]
+    server = subprocess.Popen(
+        command, cwd=REPO, env=env(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         start = time.perf_counter()
@@ -163,14 +183,25 @@ def warm_mcp(root: Path, pack: str, queries: list[str]) -> dict[str, Any]:
 
 
 def markdown(meta: dict[str, Any], cold: dict[str, Any], warm: dict[str, Any]) -> str:
-    lines = [f"# Round trip ({meta['started']}, {meta['rows']:,} rows, load {meta['load_before']}"
-             f" -> {meta['load_after']} on {meta['cpus']} CPUs)", "",
-             "| cold CLI command | median s | max s | exit codes |", "|---|---:|---:|---|"]  # fmt: skip
+    lines = [
+        f"# Round trip ({meta['started']}, {meta['rows']:,} rows, load {meta['load_before']}"
+        f" -> {meta['load_after']} on {meta['cpus']} CPUs)",
+        "",
+        "| cold CLI command | median s | max s | exit codes |",
+        "|---|---:|---:|---|",
+    ]
     for name, row in cold.items():
-        lines.append(f"| {name} | {row['median_s']:.2f} | {row['max_s']:.2f} | "
-                     f"{', '.join(map(str, row['exit_codes']))} |")  # fmt: skip
-    lines += ["", f"MCP server listening after {warm['listening_s']:.1f} s.", "",
-              "| MCP over HTTP, SDK client | ms p50 | p95 | p99 |", "|---|---:|---:|---:|"]  # fmt: skip
+        lines.append(
+            f"| {name} | {row['median_s']:.2f} | {row['max_s']:.2f} | "
+            f"{', '.join(map(str, row['exit_codes']))} |"
+        )
+    lines += [
+        "",
+        f"MCP server listening after {warm['listening_s']:.1f} s.",
+        "",
+        "| MCP over HTTP, SDK client | ms p50 | p95 | p99 |",
+        "|---|---:|---:|---:|",
+    ]
     for name, s in warm["calls"].items():
         lines.append(f"| {name} | {s['p50_ms']:.1f} | {s['p95_ms']:.1f} | {s['p99_ms']:.1f} |")
     return "\n".join([*lines, ""])
@@ -185,9 +216,11 @@ def main() -> None:
     if not (root / pack).exists():
         build_pack(root, pack, args.rows, texts, default_embedder().embed(texts), args.seed)
     meta: dict[str, Any] = {
-        "started": datetime.now(UTC).isoformat(timespec="seconds"), "rows": args.rows,
-        "cpus": os.cpu_count(), "load_before": round(os.getloadavg()[0], 2),
-    }  # fmt: skip
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "rows": args.rows,
+        "cpus": os.cpu_count(),
+        "load_before": round(os.getloadavg()[0], 2),
+    }
     cold = cold_cli(root, pack, args.repeats, queries)
     warm = warm_mcp(root, pack, queries[: args.calls + 5])
     meta["load_after"] = round(os.getloadavg()[0], 2)

@@ -196,7 +196,9 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
 def _tail(pack: Pack, result: AnnResult, count: int, seed: int) -> None:
     """Chunks added after the index: found at once (searched flat beside the index), and
     still found once ``maintain`` has folded them into it."""
-    texts = [f"{s} (late {i})" for i, s in enumerate(generate_sentences(count, random.Random(seed + 5)))]  # fmt: skip
+    texts = [
+        f"{s} (late {i})" for i, s in enumerate(generate_sentences(count, random.Random(seed + 5)))
+    ]
     start = time.perf_counter()
     pack.add_knowledge(KnowledgeChunk(t, "bench://tail", i) for i, t in enumerate(texts))
     result.tail_rows, result.tail_add_s = count, time.perf_counter() - start

@@ -30,32 +30,88 @@ from packs.store.rows import knowledge_row, memory_id
 BUILD_BATCH = 25_000  # rows per append commit while building a Pack
 
 _SUBJECTS = [
-    "the nightly ETL job", "the billing service", "our Kubernetes cluster", "the React frontend",
-    "the Postgres replica", "the payment webhook", "the search index", "the CI pipeline",
-    "the mobile app", "the data warehouse", "the auth gateway", "the recommendation model",
-    "the invoice exporter", "the Kafka consumer", "the S3 backup", "the feature-flag service",
-    "the customer support bot", "the pricing spreadsheet", "the onboarding email flow",
-    "the GPU training run", "the Terraform stack", "the Redis cache", "the audit log",
-]  # fmt: skip
+    "the nightly ETL job",
+    "the billing service",
+    "our Kubernetes cluster",
+    "the React frontend",
+    "the Postgres replica",
+    "the payment webhook",
+    "the search index",
+    "the CI pipeline",
+    "the mobile app",
+    "the data warehouse",
+    "the auth gateway",
+    "the recommendation model",
+    "the invoice exporter",
+    "the Kafka consumer",
+    "the S3 backup",
+    "the feature-flag service",
+    "the customer support bot",
+    "the pricing spreadsheet",
+    "the onboarding email flow",
+    "the GPU training run",
+    "the Terraform stack",
+    "the Redis cache",
+    "the audit log",
+]
 _VERBS = [
-    "speed up", "debug", "migrate", "roll back", "monitor", "document", "secure", "refactor",
-    "load-test", "deploy", "rate-limit", "back up", "profile", "shard", "retry", "validate",
-]  # fmt: skip
+    "speed up",
+    "debug",
+    "migrate",
+    "roll back",
+    "monitor",
+    "document",
+    "secure",
+    "refactor",
+    "load-test",
+    "deploy",
+    "rate-limit",
+    "back up",
+    "profile",
+    "shard",
+    "retry",
+    "validate",
+]
 _CONDITIONS = [
-    "it times out under load", "memory keeps growing", "a deploy is half done",
-    "the schema changed upstream", "credentials expired overnight", "traffic doubles on Monday",
-    "the disk is almost full", "two writers race", "the region fails over",
-    "logs show duplicate events", "latency spikes every hour", "a customer reports wrong totals",
-]  # fmt: skip
+    "it times out under load",
+    "memory keeps growing",
+    "a deploy is half done",
+    "the schema changed upstream",
+    "credentials expired overnight",
+    "traffic doubles on Monday",
+    "the disk is almost full",
+    "two writers race",
+    "the region fails over",
+    "logs show duplicate events",
+    "latency spikes every hour",
+    "a customer reports wrong totals",
+]
 _GOALS = [
-    "without downtime", "before the quarterly audit", "for the EU customers",
-    "with less than 1% error", "on a shoestring budget", "so on-call can sleep",
-    "ahead of the product launch", "while keeping costs flat", "for the new hires",
-]  # fmt: skip
+    "without downtime",
+    "before the quarterly audit",
+    "for the EU customers",
+    "with less than 1% error",
+    "on a shoestring budget",
+    "so on-call can sleep",
+    "ahead of the product launch",
+    "while keeping costs flat",
+    "for the new hires",
+]
 _TOOLS = [
-    "Prometheus", "pytest", "Grafana", "Airflow", "dbt", "Sentry", "GitHub Actions", "Helm",
-    "pandas", "OpenTelemetry", "a bash script", "feature flags", "pg_stat_statements",
-]  # fmt: skip
+    "Prometheus",
+    "pytest",
+    "Grafana",
+    "Airflow",
+    "dbt",
+    "Sentry",
+    "GitHub Actions",
+    "Helm",
+    "pandas",
+    "OpenTelemetry",
+    "a bash script",
+    "feature flags",
+    "pg_stat_statements",
+]
 _TEMPLATES = [
     "How do I {verb} {subject} when {condition}?",
     "Steps to {verb} {subject} {goal}",
@@ -74,10 +130,13 @@ def generate_sentences(count: int, rng: random.Random) -> list[str]:
     out: list[str] = []
     while len(out) < count:
         text = rng.choice(_TEMPLATES).format(
-            verb=rng.choice(_VERBS), subject=rng.choice(_SUBJECTS),
-            condition=rng.choice(_CONDITIONS), condition2=rng.choice(_CONDITIONS),
-            goal=rng.choice(_GOALS), tool=rng.choice(_TOOLS),
-        )  # fmt: skip
+            verb=rng.choice(_VERBS),
+            subject=rng.choice(_SUBJECTS),
+            condition=rng.choice(_CONDITIONS),
+            condition2=rng.choice(_CONDITIONS),
+            goal=rng.choice(_GOALS),
+            tool=rng.choice(_TOOLS),
+        )
         text = text[0].upper() + text[1:]
         if text not in seen:
             seen.add(text)

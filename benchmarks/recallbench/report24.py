@@ -60,27 +60,44 @@ def e2e_markdown(results: list[E2EResult]) -> list[str]:
 
 
 def writes_markdown(results: list[WriteResult]) -> list[str]:
-    lines = ["## 200 chunks into a large maintained Pack against a fresh one (issue 24)", "",
-             "| rows | embedder | large s (median) | fresh s | **large / fresh** "
-             "| re-add unchanged s |", "|---:|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "## 200 chunks into a large maintained Pack against a fresh one (issue 24)",
+        "",
+        "| rows | embedder | large s (median) | fresh s | **large / fresh** | re-add unchanged s |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
     for r in results:
         for label, ratio in r.ratio.items():
             med = {
                 k: statistics.median(r.seconds[f"{label} {k}"]) for k in ("large", "fresh", "again")
             }
-            lines.append(f"| {r.rows:,} | {label} | {med['large']:.2f} | {med['fresh']:.2f} | "
-                         f"**{ratio:.2f}x** | {med['again']:.2f} |")  # fmt: skip
-    lines += ["", f"Indexes of the large Pack: {', '.join(results[0].indexes) if results else ''}. "
-              "Goal: large / fresh <= 3.", ""]  # fmt: skip
+            lines.append(
+                f"| {r.rows:,} | {label} | {med['large']:.2f} | {med['fresh']:.2f} | "
+                f"**{ratio:.2f}x** | {med['again']:.2f} |"
+            )
+    lines += [
+        "",
+        f"Indexes of the large Pack: {', '.join(results[0].indexes) if results else ''}. "
+        "Goal: large / fresh <= 3.",
+        "",
+    ]
     return lines
 
 
 def scopes_markdown(r: ScopeResult) -> list[str]:
-    lines = [f"## Scoped recall: {r.scopes:,} scopes x {r.per_scope:,} rows (issue 24)", "",
-             "| path | ms p50 / p95 / p99 |", "|---|---:|"]  # fmt: skip
+    lines = [
+        f"## Scoped recall: {r.scopes:,} scopes x {r.per_scope:,} rows (issue 24)",
+        "",
+        "| path | ms p50 / p95 / p99 |",
+        "|---|---:|",
+    ]
     for name, s in r.paths.items():
         lines.append(f"| {name} | {_cells(s)} |")
-    lines += ["", f"A scope's first search on a handle (its rows loaded): {_cells(r.cold)} ms. "
-              f"**recall@k1 in a scope: {r.recall_at_k1:.3f}** (goal >= 0.95); goal p50 <= 60 ms. "
-              f"Scope rows held: {r.scope_rows_cached:,}.", ""]  # fmt: skip
+    lines += [
+        "",
+        f"A scope's first search on a handle (its rows loaded): {_cells(r.cold)} ms. "
+        f"**recall@k1 in a scope: {r.recall_at_k1:.3f}** (goal >= 0.95); goal p50 <= 60 ms. "
+        f"Scope rows held: {r.scope_rows_cached:,}.",
+        "",
+    ]
     return lines

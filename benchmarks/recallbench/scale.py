@@ -70,8 +70,14 @@ def scope_ids(rows: int, scopes: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(rows) % scopes
 
 
-def _columns(lo: int, vectors: np.ndarray, texts: list[str], scopes: np.ndarray,
-             schema: pa.Schema, now: datetime) -> pa.Table:  # fmt: skip
+def _columns(
+    lo: int,
+    vectors: np.ndarray,
+    texts: list[str],
+    scopes: np.ndarray,
+    schema: pa.Schema,
+    now: datetime,
+) -> pa.Table:
     n = len(vectors)
     rows = range(lo, lo + n)
     metas = [{SCOPE_KEY: f"u{scopes[i]}"} if scopes[i] >= 0 else {} for i in rows]
@@ -115,8 +121,11 @@ def build_scale_pack(root: Path, rows: int, scopes: int, seed: int) -> BuiltPack
         build_s = time.perf_counter() - start
         start = time.perf_counter()
         report = maintain(pack, retention=timedelta(0))
-        meta = {"build_s": build_s, "maintain_s": time.perf_counter() - start,
-                "indexes": report.indexes_built}  # fmt: skip
+        meta = {
+            "build_s": build_s,
+            "maintain_s": time.perf_counter() - start,
+            "indexes": report.indexes_built,
+        }
     np.save(saved, exact)
     (root / f"{name}.json").write_text(json.dumps(meta))
     return BuiltPack(name, root, rows, scopes, exact, members, texts, **meta)

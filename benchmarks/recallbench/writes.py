@@ -57,15 +57,18 @@ def run_writes(root: Path, rows: int, repeats: int, seed: int) -> WriteResult:
     texts = chunk_texts(CHUNKS * repeats * 2, seed)
     result = WriteResult(rows, built.indexes, {})
     embedders: dict[str, Callable[[], EmbeddingProvider]] = {
-        "word-hash": FastMiniLMSpace, "default": default_embedder,
-    }  # fmt: skip
+        "word-hash": FastMiniLMSpace,
+        "default": default_embedder,
+    }
     for label, make in embedders.items():
         embedder = make()
         embedder.embed(texts[:8])
         for r in range(repeats):
             n = (r + repeats * (label == "default")) * CHUNKS
-            chunks = [KnowledgeChunk(t, f"bench://writes-{label}-{r}", i)
-                      for i, t in enumerate(texts[n : n + CHUNKS])]  # fmt: skip
+            chunks = [
+                KnowledgeChunk(t, f"bench://writes-{label}-{r}", i)
+                for i, t in enumerate(texts[n : n + CHUNKS])
+            ]
             order = ["large", "fresh"] if r % 2 else ["fresh", "large"]
             for where in order:
                 with tempfile.TemporaryDirectory() as fresh:
@@ -97,8 +100,9 @@ def _scoped_truth(built: BuiltPack, vector: np.ndarray, scope: int, k1: int) -> 
     return {built.row_id(int(r)) for r in best}
 
 
-def run_scopes(root: Path, scopes: int, per_scope: int, queries: list[str], active: int,
-               seed: int) -> ScopeResult:  # fmt: skip
+def run_scopes(
+    root: Path, scopes: int, per_scope: int, queries: list[str], active: int, seed: int
+) -> ScopeResult:
     built = build_scale_pack(root, scopes * per_scope, scopes, seed)
     shared = build_scale_pack(root, scopes * per_scope, 0, seed)
     embedder = FastMiniLMSpace()
@@ -136,13 +140,27 @@ def run_scopes(root: Path, scopes: int, per_scope: int, queries: list[str], acti
         for query in queries[:50]:
             vector = embedder.embed([query])[0]
             clause = visible_clause(f"u{turn[query]}")
-            found = phase_a(pack.store, vector, k1, clause, -1.0, pack._svc.recall.vectors,
-                            visible=clause, scopes=pack._svc.recall.scopes)  # fmt: skip
+            found = phase_a(
+                pack.store,
+                vector,
+                k1,
+                clause,
+                -1.0,
+                pack._svc.recall.vectors,
+                visible=clause,
+                scopes=pack._svc.recall.scopes,
+            )
             truth = _scoped_truth(built, vector, turn[query], k1)
             agree.append(len(truth & set(found.ids)) / len(truth))
         cached = sum(c.rows for c in pack._svc.recall.scopes._caches.values())
-    return ScopeResult(scopes, per_scope, {n: LatencyStats.of(t) for n, t in times.items()},
-                       float(np.mean(agree)), LatencyStats.of(cold), cached)  # fmt: skip
+    return ScopeResult(
+        scopes,
+        per_scope,
+        {n: LatencyStats.of(t) for n, t in times.items()},
+        float(np.mean(agree)),
+        LatencyStats.of(cold),
+        cached,
+    )
 
 
 def scope_queries(count: int, seed: int) -> list[str]:

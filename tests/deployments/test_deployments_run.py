@@ -37,8 +37,15 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 NAMES = {entry["name"] for entry in load_entries()}
 # Run order: ingestion adds rows, then the learning flows, the eval, maintenance last.
-ORDER = ["ingest-documents", "ingest-media", "recompute-utilities", "refresh-lessons",
-         "pack-health", "eval-pack", "maintain-pack"]  # fmt: skip
+ORDER = [
+    "ingest-documents",
+    "ingest-media",
+    "recompute-utilities",
+    "refresh-lessons",
+    "pack-health",
+    "eval-pack",
+    "maintain-pack",
+]
 # What each run must publish (keys of its own artifacts; {p} is the Pack name).
 EXPECTED = {
     "ingest-documents": ["ingest-documents-summary"],
@@ -87,16 +94,22 @@ def ingest_parameters(history: Path) -> dict[str, dict[str, Any]]:
     }
 
 
-def run_all(api: PrefectApi, found: dict[str, dict[str, Any]], parameters: dict[str, Any],
-            history: Path) -> list[FinishedRun]:  # fmt: skip
+def run_all(
+    api: PrefectApi, found: dict[str, dict[str, Any]], parameters: dict[str, Any], history: Path
+) -> list[FinishedRun]:
     extra = ingest_parameters(history)
     return [api.run(found[name], {**parameters, **extra.get(name, {})}) for name in ORDER]
 
 
 def test_every_deployment_completes_served_and_by_a_worker(server, history, tmp_path):
     api = PrefectApi(server.api)
-    env = {**server.env, "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1",
-           "PREFECT_LOGGING_LEVEL": "INFO", "WOLFIE_HOME": str(REPO)}  # fmt: skip
+    env = {
+        **server.env,
+        "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+        "PREFECT_WORKER_QUERY_SECONDS": "1",
+        "PREFECT_LOGGING_LEVEL": "INFO",
+        "WOLFIE_HOME": str(REPO),
+    }
     env.pop("WOLFIE_ROOT", None)
     timings: dict[str, float] = {}
 
@@ -119,8 +132,17 @@ def test_every_deployment_completes_served_and_by_a_worker(server, history, tmp_
     cli(["work-pool", "create", "wolfie", "--type", "process", "--overwrite"], env)
     cli(["--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"], env)
     worker_log = tmp_path / "worker.log"
-    command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "wolfie",
-               "--type", "process"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "prefect",
+        "worker",
+        "start",
+        "--pool",
+        "wolfie",
+        "--type",
+        "process",
+    ]
     with background(command, env, REPO, worker_log) as process:
         found = api.wait_for_deployments(
             NAMES, process, worker_log, ready=lambda d: d.get("work_pool_name") == "wolfie"
@@ -128,8 +150,10 @@ def test_every_deployment_completes_served_and_by_a_worker(server, history, tmp_
         by_worker = run_all(api, found, {"pack": "ops", "root": worker_root}, history)
     timings["worker"] = time.monotonic() - started
     check_half(by_worker, "ops", worker_root)
-    print(f"deployments: {len(NAMES)} deployments Completed under serve in "
-          f"{timings['serve']:.0f} s and under a worker in {timings['worker']:.0f} s")  # fmt: skip
+    print(
+        f"deployments: {len(NAMES)} deployments Completed under serve in "
+        f"{timings['serve']:.0f} s and under a worker in {timings['worker']:.0f} s"
+    )
 
 
 def check_half(runs: list[FinishedRun], pack: str, root: str) -> None:
@@ -152,7 +176,12 @@ def check_half(runs: list[FinishedRun], pack: str, root: str) -> None:
 
 def cli(args: list[str], env: dict[str, str]) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "prefect", *args], cwd=REPO, env=env, capture_output=True,
-        text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "prefect", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, f"prefect {args}:\n{result.stdout}\n{result.stderr}"

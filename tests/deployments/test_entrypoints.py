@@ -35,9 +35,13 @@ def test_entrypoint_loads_as_the_runner_loads_it(entrypoint):
         assert isinstance(loaded, Flow), type(loaded)
     """)
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr[-3000:]
 
 

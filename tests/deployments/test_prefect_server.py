@@ -18,9 +18,15 @@ SCREENSHOTS = REPO / "out" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # FIELD_NOTES: without the background-networking flags Chromium floods the closed network.
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,19 +51,43 @@ def chromium(url: str, profile: Path, *extra: str) -> str:
 def test_prefect_deploy_accepts_every_deployment(server):
     env = {**server.env, "WOLFIE_HOME": str(REPO)}
     run(
-        [sys.executable, "-m", "prefect", "work-pool", "create", "wolfie", "--type", "process",
-         "--overwrite"],
+        [
+            sys.executable,
+            "-m",
+            "prefect",
+            "work-pool",
+            "create",
+            "wolfie",
+            "--type",
+            "process",
+            "--overwrite",
+        ],
         env,
-    )  # fmt: skip
+    )
     output = run(
-        [sys.executable, "-m", "prefect", "--no-prompt", "deploy", "--all",
-         "--prefect-file", "deployments/prefect.yaml"],
+        [
+            sys.executable,
+            "-m",
+            "prefect",
+            "--no-prompt",
+            "deploy",
+            "--all",
+            "--prefect-file",
+            "deployments/prefect.yaml",
+        ],
         env,
-    )  # fmt: skip
+    )
     deployments = httpx.post(f"{server.api}/deployments/filter", json={}, timeout=30).json()
     names = {d["name"] for d in deployments}
-    assert {"ingest-media", "ingest-documents", "recompute-utilities", "refresh-lessons",
-            "pack-health", "eval-pack", "maintain-pack"} <= names, output  # fmt: skip
+    assert {
+        "ingest-media",
+        "ingest-documents",
+        "recompute-utilities",
+        "refresh-lessons",
+        "pack-health",
+        "eval-pack",
+        "maintain-pack",
+    } <= names, output
     schedules = {
         d["name"]: [s["schedule"].get("cron") for s in d.get("schedules", [])] for d in deployments
     }
@@ -75,8 +105,11 @@ def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
         json={"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}},
         timeout=30,
     ).json()
-    demo = next(r for r in runs if r["name"] and r["parameters"].get("pack") == "demo"
-                and "epochs" in r["parameters"])  # fmt: skip
+    demo = next(
+        r
+        for r in runs
+        if r["name"] and r["parameters"].get("pack") == "demo" and "epochs" in r["parameters"]
+    )
     page = f"{server.url}/runs/flow-run/{demo['id']}"
     profile = tmp_path / "chromium"
     dom = chromium(page, profile, "--virtual-time-budget=20000", "--dump-dom")
@@ -85,9 +118,15 @@ def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
         a["key"]: a
         for a in httpx.post(f"{server.api}/artifacts/filter", json={}, timeout=30).json()
     }
-    pages = {key: f"{server.url}/artifacts/artifact/{artifacts[key]['id']}" for key in
-             ("demo-success-by-epoch", "demo-ranking-change", "demo-health-chart",
-              "demo-utility-extremes")}  # fmt: skip
+    pages = {
+        key: f"{server.url}/artifacts/artifact/{artifacts[key]['id']}"
+        for key in (
+            "demo-success-by-epoch",
+            "demo-ranking-change",
+            "demo-health-chart",
+            "demo-utility-extremes",
+        )
+    }
     expected = {
         "demo-success-by-epoch": "success_rate",
         "demo-ranking-change": "before",
@@ -103,8 +142,11 @@ def test_ui_shows_a_wolfie_flow_run_and_its_artifacts(server, tmp_path):
         shot = SCREENSHOTS / name
         shot.unlink(missing_ok=True)
         chromium(
-            url, profile, "--virtual-time-budget=30000", "--window-size=1400,900",
+            url,
+            profile,
+            "--virtual-time-budget=30000",
+            "--window-size=1400,900",
             f"--screenshot={shot}",
-        )  # fmt: skip
+        )
         assert shot.exists() and shot.stat().st_size > 10_000
     assert os.environ.get("PREFECT_API_URL") != server.api  # nothing leaked to this process

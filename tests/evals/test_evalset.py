@@ -34,8 +34,11 @@ def test_loads_ids_grades_contexts_and_splits(tmp_path):
     first, graded, texts = loaded.queries
     assert (loaded.name, len(loaded.digest)) == ("set", 64)
     assert (first.id, first.query, first.relevant, first.line) == (
-        "a", "copy a tree", {"man/cp.1#18": 1}, 1,
-    )  # fmt: skip
+        "a",
+        "copy a tree",
+        {"man/cp.1#18": 1},
+        1,
+    )
     assert graded.id == "line-3" and graded.relevant == {"man/cp.1#1": 2, "k_abc": 1}
     assert texts.relevant == {} and texts.reference_contexts == ("copy directories recursively",)
     assert [q.id for q in loaded.split("heldout")] == ["line-3"]

@@ -10,9 +10,14 @@ from evals.health_chart import SIGNALS, health_chart_png, health_figure
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 TRACE = {
-    "at": AT, "episode_count": 24, "stage": "warming", "hit_rate": 0.8, "coverage": 0.5,
-    "feedback_density": None, "q_variance_ratio": 2.4,
-}  # fmt: skip
+    "at": AT,
+    "episode_count": 24,
+    "stage": "warming",
+    "hit_rate": 0.8,
+    "coverage": 0.5,
+    "feedback_density": None,
+    "q_variance_ratio": 2.4,
+}
 
 
 def test_a_single_run_shows_every_signal_value():

@@ -32,8 +32,11 @@ def cache(tmp_path_factory):
 def slice_dir(rm_mv_slice):
     """The slice with the committed paraphrases of its training questions."""
     ids = {q.id for q in load_eval_set(rm_mv_slice / "queries.jsonl").queries}
-    rows = [line for line in PARAPHRASES.read_text().splitlines()
-            if json.loads(line)["metadata"]["paraphrase_of"] in ids]  # fmt: skip
+    rows = [
+        line
+        for line in PARAPHRASES.read_text().splitlines()
+        if json.loads(line)["metadata"]["paraphrase_of"] in ids
+    ]
     (rm_mv_slice / "paraphrases.jsonl").write_text("\n".join(rows) + "\n")
     return rm_mv_slice
 
@@ -91,15 +94,18 @@ def _rewarded_episodes(pack_dir: Path, name: str) -> pl.DataFrame:
 
 def test_flip_and_sparse_rates_reach_the_pack_as_asked(slice_dir, tmp_path, cache):
     feedback = FeedbackModel(flip=0.5, sparse=0.5)
-    result = run_bench(config(slice_dir, tmp_path, cache, methods=("utility",), epochs=4,
-                              feedback=feedback))  # fmt: skip
+    result = run_bench(
+        config(slice_dir, tmp_path, cache, methods=("utility",), epochs=4, feedback=feedback)
+    )
     plan = reward_plan(feedback, 0, 4, 6)
     run = result.run("utility", 0)
     # each epoch: round(0.5 * 6) = 3 episodes rewarded, round(0.5 * 3) = 2 of them flipped
     assert (run.rewards_given, run.rewards_flipped) == (12, 8)
     assert (int(plan.rewarded.sum()), int(plan.flipped.sum())) == (12, 8)
-    relevant = {q.query: {row_id(r) for r in q.relevant}
-                for q in load_eval_set(slice_dir / "queries.jsonl").queries}  # fmt: skip
+    relevant = {
+        q.query: {row_id(r) for r in q.relevant}
+        for q in load_eval_set(slice_dir / "queries.jsonl").queries
+    }
     rows = _rewarded_episodes(tmp_path / "packs", "s0-utility")
     per_episode = rows.group_by("episode_id").agg(
         pl.col("value").first(), pl.col("query_text").first(), pl.col("injected_ids").first()
@@ -115,14 +121,17 @@ def test_flip_and_sparse_rates_reach_the_pack_as_asked(slice_dir, tmp_path, cach
 
 
 def test_item_credit_rewards_used_and_unused_items_with_signals(slice_dir, tmp_path, cache):
-    cfg = config(slice_dir, tmp_path, cache, methods=("contextual",),
-                 feedback=FeedbackModel(credit="item"))  # fmt: skip
+    cfg = config(
+        slice_dir, tmp_path, cache, methods=("contextual",), feedback=FeedbackModel(credit="item")
+    )
     run_bench(cfg)
     rows = _rewarded_episodes(tmp_path / "packs", "s0-contextual")
     assert set(rows["signal"].to_list()) <= {"acted_on", "ignored", "rating"}
     assert "acted_on" in rows["signal"].to_list()
-    relevant = {q.query: {row_id(r) for r in q.relevant}
-                for q in load_eval_set(slice_dir / "queries.jsonl").queries}  # fmt: skip
+    relevant = {
+        q.query: {row_id(r) for r in q.relevant}
+        for q in load_eval_set(slice_dir / "queries.jsonl").queries
+    }
     for signal, memory, query in rows.select("signal", "memory_id", "query_text").rows():
         if signal == "acted_on":
             assert memory in relevant[query]
@@ -155,9 +164,27 @@ def test_eval_set_that_does_not_match_the_corpus_is_refused(slice_dir, tmp_path,
 def test_learn_bench_command_prints_the_table(slice_dir, tmp_path, cache):
     from wolfie.cli import app
 
-    args = ["learn-bench", "--corpus", str(slice_dir), "--out", str(tmp_path), "--epochs", "1",
-            "--cache", str(cache), "--seeds", "0,1", "--split", "all", "--method", "utility",
-            "--flip", "0.2", "--sparse", "0.5"]  # fmt: skip
+    args = [
+        "learn-bench",
+        "--corpus",
+        str(slice_dir),
+        "--out",
+        str(tmp_path),
+        "--epochs",
+        "1",
+        "--cache",
+        str(cache),
+        "--seeds",
+        "0,1",
+        "--split",
+        "all",
+        "--method",
+        "utility",
+        "--flip",
+        "0.2",
+        "--sparse",
+        "0.5",
+    ]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     for text in ("| no-feedback |", "| utility |", "held-out lift", "20% flipped"):

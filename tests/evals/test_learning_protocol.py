@@ -95,13 +95,15 @@ def test_a_paraphrase_of_a_held_out_question_is_refused():
     eval_set = parse_eval_set(
         '{"id": "a", "query": "copy", "relevant": ["x#1"], "split": "train"}\n'
         '{"id": "b", "query": "move", "relevant": ["x#2"], "split": "heldout"}\n',
-        "q", "q.jsonl",
-    )  # fmt: skip
+        "q",
+        "q.jsonl",
+    )
     bad = parse_eval_set(
         '{"id": "b~p1", "query": "relocate", "relevant": ["x#2"], '
         '"metadata": {"paraphrase_of": "b"}}\n',
-        "p", "p.jsonl",
-    )  # fmt: skip
+        "p",
+        "p.jsonl",
+    )
     with pytest.raises(InvalidInput, match="rewords held-out 'b'"):
         paraphrase_originals(eval_set, bad)
 
@@ -136,9 +138,11 @@ def _run(method: str, seed: int, train: float, para: float, held: float) -> Meth
 
 def _result() -> BenchResult:
     runs = [
-        _run("no-feedback", 0, 0.60, 0.50, 0.70), _run("no-feedback", 1, 0.60, 0.50, 0.70),
-        _run("contextual", 0, 0.70, 0.55, 0.70), _run("contextual", 1, 0.80, 0.65, 0.65),
-    ]  # fmt: skip
+        _run("no-feedback", 0, 0.60, 0.50, 0.70),
+        _run("no-feedback", 1, 0.60, 0.50, 0.70),
+        _run("contextual", 0, 0.70, 0.55, 0.70),
+        _run("contextual", 1, 0.80, 0.65, 0.65),
+    ]
     grouped = {"ranking": {"k1": 10, "k2": 3}}
     settings = {"no-feedback": grouped, "contextual": grouped}
     sizes = {"train": 10, "paraphrases": 8, "heldout": 20}
@@ -158,9 +162,15 @@ def test_table_has_a_row_per_method_and_the_lift_columns():
     rows = [line for line in text.splitlines() if line.startswith("|")]
     head = [c.strip() for c in rows[0].strip("|").split("|")]
     assert head == [
-        "method", "train", "paraphrases", "held-out", "train lift [95% CI]",
-        "paraphrase lift [95% CI]", "held-out lift [95% CI]", "held-out lift per seed",
-    ]  # fmt: skip
+        "method",
+        "train",
+        "paraphrases",
+        "held-out",
+        "train lift [95% CI]",
+        "paraphrase lift [95% CI]",
+        "held-out lift [95% CI]",
+        "held-out lift per seed",
+    ]
     assert [r.split("|")[1].strip() for r in rows[2:]] == ["no-feedback", "contextual"]
     contextual = [c.strip() for c in rows[3].strip("|").split("|")]
     assert contextual[4] == "+15.0 (+10.0..+20.0)"

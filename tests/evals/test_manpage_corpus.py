@@ -40,9 +40,12 @@ GNU coreutils 9.1             September 2022                   CP(1)
 def test_parse_cuts_a_page_into_overview_options_text_and_one_footer():
     chunks = parse("cp", PAGE)
     assert [(c.role, c.term) for c in chunks] == [
-        ("overview", None), ("text", None), ("option", "-b"), ("option", "-a, --archive"),
+        ("overview", None),
+        ("text", None),
+        ("option", "-b"),
+        ("option", "-a, --archive"),
         ("footer", None),
-    ]  # fmt: skip
+    ]
     overview, text, short, archive, footer = chunks
     assert overview.body == "cp - copy files and directories cp [OPTION]... SOURCE DEST"
     assert short.text() == "cp -b\nlike --backup but does not accept an argument"
@@ -53,11 +56,19 @@ def test_parse_cuts_a_page_into_overview_options_text_and_one_footer():
 
 def test_select_resolves_flags_roles_and_words():
     rows = [
-        {"source": "man/cp.1", "position": i, "text": c.text(),
-         "metadata": {"command": "cp", "section": c.section, "role": c.role,
-                      **({"term": c.term} if c.term else {})}}
+        {
+            "source": "man/cp.1",
+            "position": i,
+            "text": c.text(),
+            "metadata": {
+                "command": "cp",
+                "section": c.section,
+                "role": c.role,
+                **({"term": c.term} if c.term else {}),
+            },
+        }
         for i, c in enumerate(parse("cp", PAGE))
-    ]  # fmt: skip
+    ]
     assert select(rows, "cp:--archive") == ["man/cp.1#3"] == select(rows, "cp:-a")
     assert select(rows, "cp:#footer") == ["man/cp.1#4"]
     assert select(rows, "cp:~copy source to dest") == ["man/cp.1#1"]

@@ -59,8 +59,11 @@ def test_retrieval_results_are_typed_and_averaged():
     result = by_name[("recall", 2)]
     assert isinstance(result, MetricResult)
     assert (result.dataset, result.pack, result.pack_version, result.queries) == (
-        "fixed", "pack-a", 7, 2,
-    )  # fmt: skip
+        "fixed",
+        "pack-a",
+        7,
+        2,
+    )
     assert result.higher_is_better and result.at == CONTEXT.at
     with pytest.raises(InvalidInput, match="No queries"):
         retrieval_results([], [1], CONTEXT)

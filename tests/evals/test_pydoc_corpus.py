@@ -27,11 +27,19 @@ def test_chunks_of_a_module_hold_its_docstring_and_own_callables():
 
 def test_select_by_name_and_by_words():
     rows = [
-        {"source": "py/shutil", "position": 0, "text": "shutil module\nUtility functions",
-         "metadata": {"module": "shutil", "name": "shutil", "kind": "module"}},
-        {"source": "py/shutil", "position": 1, "text": "shutil.copy2(src, dst)\nCopy data",
-         "metadata": {"module": "shutil", "name": "shutil.copy2", "kind": "function"}},
-    ]  # fmt: skip
+        {
+            "source": "py/shutil",
+            "position": 0,
+            "text": "shutil module\nUtility functions",
+            "metadata": {"module": "shutil", "name": "shutil", "kind": "module"},
+        },
+        {
+            "source": "py/shutil",
+            "position": 1,
+            "text": "shutil.copy2(src, dst)\nCopy data",
+            "metadata": {"module": "shutil", "name": "shutil.copy2", "kind": "function"},
+        },
+    ]
     assert select(rows, "shutil.copy2") == ["py/shutil#1"]
     assert select(rows, "shutil:~utility functions") == ["py/shutil#0"]
     assert select(rows, "shutil:#module") == ["py/shutil#0"]

@@ -87,10 +87,21 @@ def media_rows(root: str) -> dict[str, Any]:
 
 def learning_rows(root: str) -> dict[str, Any]:
     with Pack.open(PACK, root, read_only=True) as pack:
-        memories = pack.query("items").select(
-            "id", "kind", "intent_text", "merge_count", "reward_count", "usage_count",
-            "experience_summary", pl.col("utility").round(9), pl.col("confidence").round(9),
-        ).sort("id")  # fmt: skip
+        memories = (
+            pack.query("items")
+            .select(
+                "id",
+                "kind",
+                "intent_text",
+                "merge_count",
+                "reward_count",
+                "usage_count",
+                "experience_summary",
+                pl.col("utility").round(9),
+                pl.col("confidence").round(9),
+            )
+            .sort("id")
+        )
         events = pack.query("rewards").select(
             "event_id", "idempotency_key", "episode_id", "memory_id", "value", "weight"
         )
@@ -139,8 +150,9 @@ def learning(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
     with Pack.open(PACK, base, settings={"log_flush_rows": 4}) as pack:
         for intent, response in BASE_MEMORIES:
             pack.remember(intent, response)
-        pack.add_knowledge([{"text": t, "source": "playbook.md", "position": i}
-                            for i, t in enumerate(PLAYBOOK)])  # fmt: skip
+        pack.add_knowledge(
+            [{"text": t, "source": "playbook.md", "position": i} for i, t in enumerate(PLAYBOOK)]
+        )
         episodes = [pack.recall(q).episode_id for q in QUERIES]
         pack.flush()
         # Drift for recompute-utilities to repair: a utility no reward event explains.
@@ -182,9 +194,12 @@ def kill_child(plan: KillPlan) -> dict[str, Any]:
     plan_file = Path(plan.log).with_suffix(".json")
     plan_file.write_text(plan.to_json())
     child = subprocess.run(
-        [sys.executable, "-m", "tests.support.crash", str(plan_file)], cwd=REPO,
-        env=child_env(), capture_output=True, timeout=CHILD_TIMEOUT_S,
-    )  # fmt: skip
+        [sys.executable, "-m", "tests.support.crash", str(plan_file)],
+        cwd=REPO,
+        env=child_env(),
+        capture_output=True,
+        timeout=CHILD_TIMEOUT_S,
+    )
     output = (child.stdout + child.stderr).decode(errors="replace")[-3000:]
     assert child.returncode == -signal.SIGKILL, f"{plan} was not killed:\n{output}"
     (kill,) = [json.loads(line) for line in Path(plan.log).read_text().splitlines()]
@@ -201,8 +216,7 @@ def prepared(plan: KillPlan, fixture: Fixture) -> KillPlan:
 def stale_merge_counts(root: str) -> int:
     """Memories whose merge_count differs from their rows in the merges log."""
     with Pack.open(PACK, root, read_only=True) as pack:
-        logged = Counter(pack.store.scan(schemas.MERGES, ["memory_id"])["memory_id"]
-                         .to_pylist())  # fmt: skip
+        logged = Counter(pack.store.scan(schemas.MERGES, ["memory_id"])["memory_id"].to_pylist())
         counts = pack.query("items").select("id", "merge_count").rows()
     return sum(1 for memory_id, count in counts if count != logged.get(memory_id, 0))
 
@@ -216,8 +230,9 @@ def test_twenty_seeded_kills_resume_to_the_reference_rows(
         assert all(fixture.writes.get(step, 0) >= 1 for step in steps), fixture.writes
     assert media.rows["rows"] == len(media.rows["chunks"]) >= 2
     assert learning.rows["event_rows"] == len(learning.rows["events"]) >= len(RATINGS)
-    trials = [prepared(p, fixtures[p.workload]) for p in plans(media.writes | learning.writes,
-                                                                  tmp_path)]  # fmt: skip
+    trials = [
+        prepared(p, fixtures[p.workload]) for p in plans(media.writes | learning.writes, tmp_path)
+    ]
     # Two children at a time (one per core); the re-runs below go one by one.
     started = time.monotonic()
     with ThreadPoolExecutor(2) as pool:

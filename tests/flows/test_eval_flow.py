@@ -44,12 +44,17 @@ def test_eval_flow_publishes_artifacts(tmp_path):
 
     data = write_slice(tmp_path / "data", {"mv", "rm"})
     result = eval_flow(
-        pack="arts", root=str(tmp_path), eval_set=str(data / "queries.jsonl"), load=str(data),
+        pack="arts",
+        root=str(tmp_path),
+        eval_set=str(data / "queries.jsonl"),
+        load=str(data),
         ragas=False,
-    )  # fmt: skip
+    )
     assert result.artifacts == [
-        "eval-arts-queries", "eval-arts-queries-summary", "eval-arts-queries-trend"
-    ]  # fmt: skip
+        "eval-arts-queries",
+        "eval-arts-queries-summary",
+        "eval-arts-queries-trend",
+    ]
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=result.artifacts))
@@ -89,8 +94,20 @@ def test_eval_flow_without_any_eval_set_fails_clearly(tmp_path):
 def test_wolfie_eval_command_and_eval_runs(tmp_path):
     data = write_slice(tmp_path / "data", {"mv", "rm"})
     runner = CliRunner()
-    args = ["eval", "--pack", "cli", "--root", str(tmp_path), "--load", str(data),
-            "--eval-set", str(data / "queries.jsonl"), "--k", "3", "--no-ragas"]  # fmt: skip
+    args = [
+        "eval",
+        "--pack",
+        "cli",
+        "--root",
+        str(tmp_path),
+        "--load",
+        str(data),
+        "--eval-set",
+        str(data / "queries.jsonl"),
+        "--k",
+        "3",
+        "--no-ragas",
+    ]
     result = runner.invoke(app, args, env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "recall" in result.output and "hit_rate" in result.output

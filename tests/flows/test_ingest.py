@@ -95,12 +95,21 @@ def resumed(media: Clips, server: str, s3) -> Resumed:
         "transcribe": WINDOW,
         "chunking": CHUNKS,
     }
-    env = os.environ | s3.env | {"PREFECT_API_URL": prefect.settings.PREFECT_API_URL.value(),
-                                 "PREFECT_LOGGING_LEVEL": "WARNING"}  # fmt: skip
+    env = (
+        os.environ
+        | s3.env
+        | {
+            "PREFECT_API_URL": prefect.settings.PREFECT_API_URL.value(),
+            "PREFECT_LOGGING_LEVEL": "WARNING",
+        }
+    )
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, json.dumps(params)], cwd=REPO, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [sys.executable, "-c", CHILD, json.dumps(params)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     store = target.checkpoints()
     fp = TranscribeOptions(**WINDOW).fingerprint
     first_part = Keys.transcript_part(onboarding_id, fp, 0)
@@ -166,8 +175,12 @@ def test_recall_finds_the_spoken_phrase_with_its_timestamps(resumed: Resumed, me
 
 
 def test_a_second_run_finds_everything_done(resumed: Resumed, s3):
-    params = {"pack": "talks", "root": resumed.target.root, "transcribe": WINDOW,
-              "chunking": CHUNKS}  # fmt: skip
+    params = {
+        "pack": "talks",
+        "root": resumed.target.root,
+        "transcribe": WINDOW,
+        "chunking": CHUNKS,
+    }
     sources = [row["source"] for row in resumed.result.items]
     with s3.environ():
         again = ingest_media_flow(sources=sources, **params)

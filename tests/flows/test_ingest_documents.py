@@ -69,9 +69,11 @@ def test_a_rerun_writes_nothing_and_an_edit_rewrites_only_its_section(docs: Path
 def test_a_bad_document_fails_alone(docs: Path, tmp_root: Path):
     (docs / "latin.txt").write_bytes("Café au lait".encode("latin-1"))
     result = ingest_documents_flow(
-        paths=[str(docs), str(docs / "missing.md")], pack="kb", root=str(tmp_root),
+        paths=[str(docs), str(docs / "missing.md")],
+        pack="kb",
+        root=str(tmp_root),
         fail_on_error=False,
-    )  # fmt: skip
+    )
     errors = {row.document: row.error for row in result.documents if row.error}
     assert (
         errors["docs/latin.txt"].startswith("InvalidInput: ")

@@ -67,9 +67,13 @@ def test_each_bad_input_gets_its_own_error_and_the_good_one_goes_through(
         str(bad["silent"]): "transcribe: SilentMedia: ",
     }
     result = ingest_media_flow(
-        sources=list(expected), pack="p", root=str(tmp_root), chunking=CHUNKS,
-        fail_on_error=False, **FAST_RETRY,
-    )  # fmt: skip
+        sources=list(expected),
+        pack="p",
+        root=str(tmp_root),
+        chunking=CHUNKS,
+        fail_on_error=False,
+        **FAST_RETRY,
+    )
     errors = {row["source"]: row["error"] for row in result.items}
     for source, prefix in expected.items():
         if prefix is None:
@@ -144,9 +148,13 @@ def test_a_brief_storage_outage_is_retried_and_the_run_completes(media: Clips, s
                 env.setenv(name, value)
             env.setenv("AWS_ENDPOINT_URL", proxy.url)
             result = ingest_media_flow(
-                sources=[str(media.hello.path)], pack="p", root=root, chunking=CHUNKS,
-                retries=4, retry_delay_s=1.0,
-            )  # fmt: skip
+                sources=[str(media.hello.path)],
+                pack="p",
+                root=root,
+                chunking=CHUNKS,
+                retries=4,
+                retry_delay_s=1.0,
+            )
         assert proxy.refused > 0  # the outage was real
         print(f"ingest outage: {proxy.refused} connections refused during a 3 s outage")
     (row,) = result.items

@@ -50,8 +50,16 @@ def test_wolfie_ingest_shows_progress_and_a_summary(media: Clips, server: str, t
     guide = tmp_path / "guide.md"
     guide.write_text("# Shift guide\n\n## Keys\n\nForklift keys are in the cabinet.\n")
     root = tmp_path / "packs"
-    args = ["ingest", str(media.hello.path), f"{server}/missing.mp3", str(guide),
-            "--pack", "cli", "--root", str(root)]  # fmt: skip
+    args = [
+        "ingest",
+        str(media.hello.path),
+        f"{server}/missing.mp3",
+        str(guide),
+        "--pack",
+        "cli",
+        "--root",
+        str(root),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output  # one item failed: bad input exits 2
     output = " ".join(result.output.split())

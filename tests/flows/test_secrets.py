@@ -39,8 +39,11 @@ def everything_said(caplog) -> str:
 def test_s3_and_llm_keys_never_leak(s3, monkeypatch, caplog):
     caplog.set_level(logging.INFO)  # what Wolfie and Prefect log by default
     root = s3.fresh_root("secrets")
-    for name, value in {**s3.env, "AWS_SECRET_ACCESS_KEY": S3_SECRET,
-                        "AWS_ACCESS_KEY_ID": S3_KEY_ID}.items():  # fmt: skip
+    for name, value in {
+        **s3.env,
+        "AWS_SECRET_ACCESS_KEY": S3_SECRET,
+        "AWS_ACCESS_KEY_ID": S3_KEY_ID,
+    }.items():
         monkeypatch.setenv(name, value)
     demo_flow(pack="secret", root=root, epochs=1)
     recompute_utilities(pack="secret", root=root)
@@ -59,8 +62,10 @@ def test_s3_and_llm_keys_never_leak(s3, monkeypatch, caplog):
     said = everything_said(caplog) + "\n".join(reprs)
     for secret in (S3_SECRET, S3_KEY_ID, LLM_KEY):
         assert secret not in said
-    print(f"secrets: 3 secrets absent from {len(said.splitlines())} lines of logs, artifacts "
-          f"and reprs")  # fmt: skip
+    print(
+        f"secrets: 3 secrets absent from {len(said.splitlines())} lines of logs, artifacts "
+        f"and reprs"
+    )
 
 
 def test_storage_errors_do_not_carry_keys(monkeypatch):

@@ -35,11 +35,15 @@ def trading_pack(pack):
     )
     pack.add_knowledge(
         [
-            KnowledgeChunk("Do not chase a breakout that ran without you; wait for a retest.",
-                           "playbook.md", 0, title="Missed breakouts"),
+            KnowledgeChunk(
+                "Do not chase a breakout that ran without you; wait for a retest.",
+                "playbook.md",
+                0,
+                title="Missed breakouts",
+            ),
             KnowledgeChunk("Never add to a losing position.", "playbook.md", 1, title="Risk"),
             KnowledgeChunk("Halve size the day before an earnings release.", "playbook.md", 2),
             KnowledgeChunk("Review the trading plan before each session.", "playbook.md", 3),
         ]
-    )  # fmt: skip
+    )
     return pack

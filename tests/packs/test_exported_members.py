@@ -10,9 +10,15 @@ import packs
 import packs.ingest
 
 PUBLIC = {
-    "FeedbackResult", "KnowledgeChunk", "Pack", "PackSettings", "Recall", "RecalledItem",
-    "RememberResult", "WolfieError",
-}  # fmt: skip
+    "FeedbackResult",
+    "KnowledgeChunk",
+    "Pack",
+    "PackSettings",
+    "Recall",
+    "RecalledItem",
+    "RememberResult",
+    "WolfieError",
+}
 
 
 def test_all_is_the_public_surface_and_every_name_resolves():

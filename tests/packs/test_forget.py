@@ -32,10 +32,14 @@ def _build(root: str, options: dict[str, str] | None) -> dict[str, Any]:
         alice = pack.remember(
             f"My {MARKER} router lost its settings after the firmware update",
             f"Hold the {MARKER} reset pin for ten seconds, then restore the saved profile",
-            outcome=f"{MARKER} back online", scope="alice",
-        ).id  # fmt: skip
-        bob = pack.remember("My modem drops the line every evening",
-                            "Swap the splitter and call the provider", scope="bob").id  # fmt: skip
+            outcome=f"{MARKER} back online",
+            scope="alice",
+        ).id
+        bob = pack.remember(
+            "My modem drops the line every evening",
+            "Swap the splitter and call the provider",
+            scope="bob",
+        ).id
         shared = pack.remember(
             "A router needs a firmware update", "Download it from the vendor, flash it by cable"
         ).id
@@ -45,16 +49,17 @@ def _build(root: str, options: dict[str, str] | None) -> dict[str, Any]:
         bobs = pack.recall("the modem keeps dropping the line", scope="bob")
         assert bob in bobs.ids
         pack.feedback(bobs.episode_id or "", 1.0)
-        pack.add_knowledge(KnowledgeChunk(f"Router manual section {i}: cables, lights and "
-                                          "ports.", "manual.md", i) for i in range(30))  # fmt: skip
+        pack.add_knowledge(
+            KnowledgeChunk(f"Router manual section {i}: cables, lights and ports.", "manual.md", i)
+            for i in range(30)
+        )
         pack.flush()
         # One fragment per table: deleting one row of 34 leaves LanceDB's compaction (which
         # rewrites a fragment a tenth deleted) nothing to do; the purge's rewrite must.
         maintain(pack)
         assert versions_holding(pack, MARKER)  # the marker is stored before the forget
         rows = {m: pack.get(m) for m in (bob, shared)}
-    return {"alice": alice, "bob": bob, "shared": shared, "episode": seen.episode_id,
-            "rows": rows}  # fmt: skip
+    return {"alice": alice, "bob": bob, "shared": shared, "episode": seen.episode_id, "rows": rows}
 
 
 def _run_forget_with_a_second_process(
@@ -66,8 +71,9 @@ def _run_forget_with_a_second_process(
     stop = ctx.Event()
     # The worker recalls in Alice's scope with a question without the marker: what it
     # asks after the forget is new data, kept (docs/forgetting.md).
-    worker = ctx.Process(target=recall_loop, args=(root, options, WORKER_QUERY, "alice",
-                                                   made["alice"], outbox, stop))  # fmt: skip
+    worker = ctx.Process(
+        target=recall_loop, args=(root, options, WORKER_QUERY, "alice", made["alice"], outbox, stop)
+    )
     worker.start()
     try:
         _next_until(outbox, lambda returned, indexed: returned and indexed, 300)
@@ -147,10 +153,17 @@ def test_forget_refuses_bad_input_and_forgets_nothing(pack):
         pack.forget([kept, "m_nope"])
     assert pack.get(kept)["id"] == kept  # the known id was not forgotten either
     bad: list[dict[str, Any]] = [
-        {}, {"memory_ids": "m_1"}, {"memory_ids": []}, {"memory_ids": [kept], "scope": "a"},
-        {"where": {}}, {"where": {"kind": object()}}, {"where": {"scope": ""}}, {"scope": ""},
-        {"memory_ids": [kept], "purge": "yes"}, {"where": ["kind"]},
-    ]  # fmt: skip
+        {},
+        {"memory_ids": "m_1"},
+        {"memory_ids": []},
+        {"memory_ids": [kept], "scope": "a"},
+        {"where": {}},
+        {"where": {"kind": object()}},
+        {"where": {"scope": ""}},
+        {"scope": ""},
+        {"memory_ids": [kept], "purge": "yes"},
+        {"where": ["kind"]},
+    ]
     for kwargs in bad:
         with pytest.raises(InvalidInput):
             pack.forget(**kwargs)

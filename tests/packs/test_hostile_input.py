@@ -18,11 +18,35 @@ from tests.support.packs import table_versions
 from wolfie.cli import app
 
 NASTY = [
-    "' OR '1'='1", "x'); DROP TABLE memories; --", "\\' OR 1=1 --", "%' --", "''", "\"",
-    "../../etc/passwd", "..", "/", "a/b", "C:\\Windows", "\x00", "abc\x00def", "\u202e\u200f",
-    "𝕳𝖊𝖑𝖑𝖔 👋🏽 ﷽", "Ω" * 5000, " " * 100, "\n\t\r", "NaN", "inf", "-inf", "1e400", "None",
-    "kind = 'memory'", "id IN (SELECT id FROM memories)", "$(rm -rf /)", "`id`", "%s%s%s",
-]  # fmt: skip
+    "' OR '1'='1",
+    "x'); DROP TABLE memories; --",
+    "\\' OR 1=1 --",
+    "%' --",
+    "''",
+    '"',
+    "../../etc/passwd",
+    "..",
+    "/",
+    "a/b",
+    "C:\\Windows",
+    "\x00",
+    "abc\x00def",
+    "\u202e\u200f",
+    "𝕳𝖊𝖑𝖑𝖔 👋🏽 ﷽",
+    "Ω" * 5000,
+    " " * 100,
+    "\n\t\r",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e400",
+    "None",
+    "kind = 'memory'",
+    "id IN (SELECT id FROM memories)",
+    "$(rm -rf /)",
+    "`id`",
+    "%s%s%s",
+]
 hostile_text = st.one_of(st.sampled_from(NASTY), st.text(max_size=300))
 hostile_number = st.one_of(
     st.sampled_from([math.nan, math.inf, -math.inf, 1e308, -1e-308, 2.0, -1.5]),
@@ -110,9 +134,19 @@ def test_cli_query_with_hostile_filters(trading_pack, tmp_path, value, column):
         return  # a shell can't pass a NUL byte in an argument
     result = CliRunner().invoke(
         app,
-        ["query", "items", "--pack", "test", "--root", str(tmp_path), "-w", f"{column}={value}",
-         "-f", "json"],
-    )  # fmt: skip
+        [
+            "query",
+            "items",
+            "--pack",
+            "test",
+            "--root",
+            str(tmp_path),
+            "-w",
+            f"{column}={value}",
+            "-f",
+            "json",
+        ],
+    )
     # the console entry point prints a WolfieError as one line and exits 2
     assert result.exit_code == 0 or isinstance(result.exception, WolfieError), result.output
     assert trading_pack.count(S.MEMORIES) == 7

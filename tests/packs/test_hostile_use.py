@@ -109,9 +109,15 @@ def test_every_provider_refuses_non_finite_vectors():
 
 @pytest.mark.parametrize(
     "times",
-    [{"start_s": math.nan}, {"end_s": math.inf}, {"start_s": -math.inf}, {"start_s": "3"},
-     {"start_s": True}, {"start_s": -1.0}],
-)  # fmt: skip
+    [
+        {"start_s": math.nan},
+        {"end_s": math.inf},
+        {"start_s": -math.inf},
+        {"start_s": "3"},
+        {"start_s": True},
+        {"start_s": -1.0},
+    ],
+)
 def test_non_finite_chunk_times_are_refused(hashed, times):
     """Bug: a NaN or infinite start_s/end_s was stored as a chunk's time."""
     with pytest.raises(InvalidInput, match=r"start_s|end_s"):

@@ -22,9 +22,10 @@ def test_an_expired_memory_is_never_recalled_and_maintain_forgets_it(tmp_root):
     with Pack.open("ttl", tmp_root) as pack:
         keeps = pack.remember("The office wifi password", "It is on the fridge note").id
         soon = pack.remember(
-            "The guest wifi password this week", "It is tulip-42 until Friday",
+            "The guest wifi password this week",
+            "It is tulip-42 until Friday",
             expires_at=datetime.now(UTC) + timedelta(seconds=SOON_S),
-        ).id  # fmt: skip
+        ).id
         assert soon in pack.recall("guest wifi password").ids  # LanceDB's path (deferred)
         assert soon in pack.search("guest wifi password").ids  # the in-memory scan
         time.sleep(SOON_S + 0.5)
@@ -95,8 +96,11 @@ def test_a_pack_made_before_schema_2_opens_and_is_upgraded(tmp_root):
     with Pack.open("old", tmp_root) as pack:  # writable: upgraded
         assert pack.store.read_meta()["schema_version"] == schemas.SCHEMA_VERSION
         assert pack.get(made)["expires_at"] is None
-        soon = pack.remember("Printer maintenance today", "Floor 3 printer offline",
-                             expires_at=datetime.now(UTC) + timedelta(hours=1)).id  # fmt: skip
+        soon = pack.remember(
+            "Printer maintenance today",
+            "Floor 3 printer offline",
+            expires_at=datetime.now(UTC) + timedelta(hours=1),
+        ).id
         assert soon in pack.recall("printer offline").ids
         assert pack.forget([made]).removed["memories"] == 1
 

@@ -15,9 +15,12 @@ from packs.maturity import compute_maturity
 
 def test_signals_by_hand():
     memories = pl.DataFrame(
-        {"kind": ["memory", "memory", "knowledge", "knowledge"],
-         "utility": [0.5, -0.5, 0.0, 0.0], "reward_count": [2, 2, 0, 0]}
-    )  # fmt: skip
+        {
+            "kind": ["memory", "memory", "knowledge", "knowledge"],
+            "utility": [0.5, -0.5, 0.0, 0.0],
+            "reward_count": [2, 2, 0, 0],
+        }
+    )
     rewards = pl.DataFrame(
         {
             "episode_id": ["e1", "e1", "e2", "e2"],
@@ -42,9 +45,11 @@ def test_pack_warms_up_from_cold(tmp_path):
     rng = np.random.default_rng(0)
     with Pack.open("warming", tmp_path, settings={"k2": 1}) as pack:
         pack.add_knowledge(
-            [KnowledgeChunk(f"Rule {i}: topic {i} explained in detail.", "rules.md", i)
-             for i in range(12)]
-        )  # fmt: skip
+            [
+                KnowledgeChunk(f"Rule {i}: topic {i} explained in detail.", "rules.md", i)
+                for i in range(12)
+            ]
+        )
         stages = [pack.maturity(record=True)]
         assert stages[0].stage == "cold" and stages[0].episode_count == 0
         for _block in range(3):

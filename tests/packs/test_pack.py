@@ -41,8 +41,10 @@ def test_remember_retried_is_a_no_op(pack):
 
 
 def test_add_knowledge_is_idempotent_and_keeps_learned_state(pack):
-    chunks = [KnowledgeChunk("Never move a stop further away.", "rules.md", 0),
-              KnowledgeChunk("Risk one percent per trade.", "rules.md", 1)]  # fmt: skip
+    chunks = [
+        KnowledgeChunk("Never move a stop further away.", "rules.md", 0),
+        KnowledgeChunk("Risk one percent per trade.", "rules.md", 1),
+    ]
     ids = pack.add_knowledge(chunks)
     assert ids == pack.add_knowledge(chunks)
     assert pack.count(kind="knowledge") == 2

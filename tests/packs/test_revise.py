@@ -46,9 +46,12 @@ def _punish(pack: Pack, query: str, memory_id: str, times: int = 1) -> None:
     for _ in range(times):
         found = pack.recall(query)
         pack.apply_reward(
-            found.episode_id or "", -1.0, source="explicit", signal="rating",
+            found.episode_id or "",
+            -1.0,
+            source="explicit",
+            signal="rating",
             memory_ids=[memory_id],
-        )  # fmt: skip
+        )
     pack.flush()
 
 
@@ -57,14 +60,18 @@ def test_revise_changes_in_place_and_re_embeds_what_changed(tmp_root):
         made = pack.remember(INTENT, OLD, metadata={"team": "ops"}).id
         other = pack.remember("Lunch order for the team offsite", "Pizza, no anchovies.").id
         result = pack.revise(
-            made, intent="Migrations hang while the scheduler holds a lock", response=NEW,
-            metadata={"team": "infra"}, source="test",
-        )  # fmt: skip
+            made,
+            intent="Migrations hang while the scheduler holds a lock",
+            response=NEW,
+            metadata={"team": "infra"},
+            source="test",
+        )
         assert result.status == "revised" and result.memory_id == made
         row = pack.get(made)
         assert (row["intent_text"], row["response_summary"]) == (
-            "Migrations hang while the scheduler holds a lock", NEW,
-        )  # fmt: skip
+            "Migrations hang while the scheduler holds a lock",
+            NEW,
+        )
         assert json.loads(row["metadata_json"]) == {"team": "infra"}
         assert "team=infra" in " ".join(row["tags"]) and "team=ops" not in " ".join(row["tags"])
         assert pack.count() == 2
@@ -93,18 +100,24 @@ def test_history_lists_creation_merges_and_revisions_durably(tmp_root):
     with Pack.open("fix", tmp_root, read_only=True) as reader:
         versions = reader.history(made)
     assert [(v.version, v.event, v.source) for v in versions] == [
-        (1, "remember", "api"), (2, "merge", "api"), (3, "revise", "cli"), (4, "revise", "api"),
-    ]  # fmt: skip
+        (1, "remember", "api"),
+        (2, "merge", "api"),
+        (3, "revise", "cli"),
+        (4, "revise", "api"),
+    ]
     assert _pairs(versions[0]) == {
-        "intent": (None, INTENT), "response": (None, OLD), "polarity": (None, "success"),
+        "intent": (None, INTENT),
+        "response": (None, OLD),
+        "polarity": (None, "success"),
         "metadata": (None, {"team": "ops"}),
-    }  # fmt: skip
+    }
     assert _pairs(versions[1]) == {"merge_count": (0, 1)}
     assert versions[1].absorbed and versions[1].absorbed["response"] == "Restart the db."
     assert _pairs(versions[2]) == {"response": (OLD, NEW), "outcome": (None, "fixed")}
     assert _pairs(versions[3]) == {
-        "polarity": ("success", None), "metadata": ({"team": "ops"}, {"team": "infra"}),
-    }  # fmt: skip
+        "polarity": ("success", None),
+        "metadata": ({"team": "ops"}, {"team": "infra"}),
+    }
     assert [v.at for v in versions] == sorted(v.at for v in versions)
     as_json = [v.to_dict() for v in versions]
     assert json.loads(json.dumps(as_json)) == as_json

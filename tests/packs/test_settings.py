@@ -70,8 +70,11 @@ def test_settings_stored_before_the_groups_read_back_the_same():
 
     s = PackSettings.from_dict(json.loads(STORED_FLAT))
     assert (s.rewards.alpha, s.context.theta, s.flush.rows, s.ranking.lexical) == (
-        0.4, 0.7, 1, "rrf"
-    )  # fmt: skip
+        0.4,
+        0.7,
+        1,
+        "rrf",
+    )
     assert s.rewards.outcome_scale == 2.0 and s.ranking.k2 == 3
     assert PackSettings.from_dict(s.to_dict()) == s  # and round-trip in the grouped form
 

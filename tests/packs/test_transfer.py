@@ -23,15 +23,25 @@ SCOPED = ("alice", "the deploy failed on a locked database")
 def _build(root: Path) -> dict[str, str]:
     with Pack.open("source", root, settings={"k2": 4}) as pack:
         ids = {
-            "lock": pack.remember("The deploy failed with a locked database",
-                                  "Stop the scheduler, then migrate.", polarity="success").id,
-            "cache": pack.remember("The build broke after a dependency bump",
-                                   "Clear the build cache and rebuild.", outcome="fixed").id,
-            "flaky": pack.remember("Tests fail at random on CI", "Rerun them until green.",
-                                   polarity="failure").id,
-            "alice": pack.remember("The deploy failed with a locked database again",
-                                   "Ask Alice's DBA to kill the session.", scope="alice").id,
-        }  # fmt: skip
+            "lock": pack.remember(
+                "The deploy failed with a locked database",
+                "Stop the scheduler, then migrate.",
+                polarity="success",
+            ).id,
+            "cache": pack.remember(
+                "The build broke after a dependency bump",
+                "Clear the build cache and rebuild.",
+                outcome="fixed",
+            ).id,
+            "flaky": pack.remember(
+                "Tests fail at random on CI", "Rerun them until green.", polarity="failure"
+            ).id,
+            "alice": pack.remember(
+                "The deploy failed with a locked database again",
+                "Ask Alice's DBA to kill the session.",
+                scope="alice",
+            ).id,
+        }
         runbook = [KnowledgeChunk(f"Locks: section {i}", "runbook.md", i) for i in range(3)]
         pack.add_knowledge(runbook)
         for query, rating in zip(QUERIES * 2, (1.0, 0.5, -1.0, 0.8, 1.0, -0.6), strict=True):
@@ -46,10 +56,12 @@ def _build(root: Path) -> dict[str, str]:
 def _ranking(pack: Pack) -> list[list[tuple[str, float, float, float]]]:
     found = [pack.search(q) for q in QUERIES] + [pack.search(SCOPED[1], scope=SCOPED[0])]
     return [
-        [(i.id, round(i.score, 9), round(i.ranked_utility, 12), round(i.utility, 12))
-         for i in result.items]
+        [
+            (i.id, round(i.score, 9), round(i.ranked_utility, 12), round(i.utility, 12))
+            for i in result.items
+        ]
         for result in found
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -149,10 +161,13 @@ def test_bad_exports_and_other_spaces_are_refused(exported, tmp_path):
         (InvalidInput, "No Wolfie export", tmp_path / "missing"),
         (InvalidInput, "format version", variant("v9", format_version=9)),
         (InvalidInput, "not a Wolfie export", variant("not-wolfie", format="something-else")),
-        (InvalidInput, "not one Wolfie writes",
-         variant("escape", tables={"../escape": manifest["tables"]["memories"]})),
+        (
+            InvalidInput,
+            "not one Wolfie writes",
+            variant("escape", tables={"../escape": manifest["tables"]["memories"]}),
+        ),
         (SchemaVersionError, "Upgrade Wolfie", variant("newer", schema_version=99)),
-    ]  # fmt: skip
+    ]
     for error, says, path in cases:
         with pytest.raises(error, match=says):
             import_pack(path, "copy", tmp_path / "packs")

@@ -36,10 +36,16 @@ LEARNING_STEPS = ("remember", "feedback", "recompute", "lessons", "health")
 MODES = ("before", "during", "after")
 # Prefect task names -> harness step names.
 _TASK_STEPS = {
-    "prepare-pack": "prepare", "download": "download", "transcribe": "transcribe",
-    "chunk": "chunk", "embed-upsert": "upsert", "check-pack": "check",
-    "rebuild-utilities": "recompute", "refresh-lessons": "lessons", "pack-health": "health",
-}  # fmt: skip
+    "prepare-pack": "prepare",
+    "download": "download",
+    "transcribe": "transcribe",
+    "chunk": "chunk",
+    "embed-upsert": "upsert",
+    "check-pack": "check",
+    "rebuild-utilities": "recompute",
+    "refresh-lessons": "lessons",
+    "pack-health": "health",
+}
 MEDIA_CHUNKS = {"target_s": 5, "overlap_s": 0}  # the 9 s hello clip gives two chunks
 MEDIA_BATCH = 1  # one chunk per upsert batch: a kill can land between batches
 MEDIA_TRANSCRIBE = {"beam_size": 1}  # greedy decoding: the same path, in half the time
@@ -99,8 +105,10 @@ class Trap:
         from packs.store.gateway import PackStore
 
         originals = [
-            (CheckpointStore, "put_bytes"), (CheckpointStore, "put_file"), (PackStore, "_commit"),
-        ]  # fmt: skip
+            (CheckpointStore, "put_bytes"),
+            (CheckpointStore, "put_file"),
+            (PackStore, "_commit"),
+        ]
         saved = [(owner, name, getattr(owner, name)) for owner, name in originals]
         for owner, name, real in saved:
             setattr(owner, name, self._wrap(real, f"{owner.__name__}.{name}"))
@@ -147,10 +155,15 @@ def run_media(plan: KillPlan, trap: Trap) -> Any:
 
     trap.phase[0] = "flow"
     return ingest_media_flow(
-        sources=[plan.params["source"]], pack=plan.pack, root=plan.root,
-        transcribe=MEDIA_TRANSCRIBE, chunking=MEDIA_CHUNKS, batch_size=MEDIA_BATCH,
-        work_dir=plan.params["work_dir"], retries=0,
-    )  # fmt: skip
+        sources=[plan.params["source"]],
+        pack=plan.pack,
+        root=plan.root,
+        transcribe=MEDIA_TRANSCRIBE,
+        chunking=MEDIA_CHUNKS,
+        batch_size=MEDIA_BATCH,
+        work_dir=plan.params["work_dir"],
+        retries=0,
+    )
 
 
 def run_learning(plan: KillPlan, trap: Trap) -> None:

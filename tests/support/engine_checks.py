@@ -95,29 +95,41 @@ DOCS = [
     KnowledgeChunk(
         "To rotate an API key, open Settings > Security and click 'Rotate key'; the old "
         "key stops working after 24 hours.",
-        "docs/security.md", 0, title="Rotating keys",
+        "docs/security.md",
+        0,
+        title="Rotating keys",
     ),  # cosine ~0.89 to DOCS_QUERY
     KnowledgeChunk(
         "An API key is shown only once, when it is created; keep it in a secret manager.",
-        "docs/security.md", 1, title="New keys",
+        "docs/security.md",
+        1,
+        title="New keys",
     ),  # ~0.59
     KnowledgeChunk(
-        "Each user may hold at most five active API keys.", "docs/security.md", 2,
+        "Each user may hold at most five active API keys.",
+        "docs/security.md",
+        2,
         title="Key limits",
     ),  # ~0.41
     KnowledgeChunk(
         "Invoices are generated on the third business day of each month.",
-        "docs/billing.md", 0, title="Invoices",
+        "docs/billing.md",
+        0,
+        title="Invoices",
     ),  # ~0.09, below the similarity floor delta=0.25
     KnowledgeChunk(
         "Users reset a forgotten password from the login page.",
-        "docs/accounts.md", 0, title="Passwords",
+        "docs/accounts.md",
+        0,
+        title="Passwords",
     ),
     KnowledgeChunk(
         "The nightly batch recalculates mark-to-market values for all open positions.",
-        "docs/batch.md", 0, title="Nightly batch",
+        "docs/batch.md",
+        0,
+        title="Nightly batch",
     ),
-]  # fmt: skip
+]
 DOCS_QUERY = "How do I rotate my API key?"
 DOCS_EXPECTED_ORDER = [0, 1, 2]  # indices in DOCS of the chunks above delta, best first
 

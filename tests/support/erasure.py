@@ -38,8 +38,9 @@ def files_holding(pack: Pack, marker: str, s3: Any = None) -> list[str]:
     parsed = urlparse(uri)
     client, prefix = s3.client(), parsed.path.lstrip("/") + "/"
     found = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=parsed.netloc,
-                                                                 Prefix=prefix):  # fmt: skip
+    for page in client.get_paginator("list_objects_v2").paginate(
+        Bucket=parsed.netloc, Prefix=prefix
+    ):
         for item in page.get("Contents", []):
             body = client.get_object(Bucket=parsed.netloc, Key=item["Key"])["Body"].read()
             if needle in body.lower():

@@ -16,9 +16,15 @@ from typing import Any
 
 
 def recall_loop(
-    root: str, options: dict[str, str] | None, query: str, scope: str, memory_id: str,
-    outbox: Queue, stop: Event, every: float = 0.2,
-) -> None:  # fmt: skip
+    root: str,
+    options: dict[str, str] | None,
+    query: str,
+    scope: str,
+    memory_id: str,
+    outbox: Queue,
+    stop: Event,
+    every: float = 0.2,
+) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from packs import Pack
 
@@ -28,8 +34,13 @@ def recall_loop(
             start = time.monotonic()
             while not stop.is_set():
                 found = pack.recall(query, scope=scope)
-                outbox.put((time.monotonic() - start, memory_id in found.ids,
-                            memory_id in learning.context))  # fmt: skip
+                outbox.put(
+                    (
+                        time.monotonic() - start,
+                        memory_id in found.ids,
+                        memory_id in learning.context,
+                    )
+                )
                 time.sleep(every)
     except BaseException:  # noqa: BLE001 - reported to the test, which fails loudly
         outbox.put(("error", traceback.format_exc(), None))

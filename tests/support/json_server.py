@@ -79,8 +79,11 @@ def chat_reply(text: str) -> Reply:
             "object": "chat.completion",
             "model": "test-model",
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text},
-                 "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
             ],
         }
-    )  # fmt: skip
+    )

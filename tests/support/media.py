@@ -100,8 +100,11 @@ def speak(sentences: tuple[str, ...], dest: Path, repeat: int = 1, gap_s: float 
     silence = b""
     for index, text in enumerate(sentences * repeat):
         part = dest.with_name(f"{dest.stem}.{index}.wav")
-        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "155", "-w", str(part), text],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["espeak-ng", "-v", "en-us", "-s", "155", "-w", str(part), text],
+            check=True,
+            capture_output=True,
+        )
         with wave.open(str(part), "rb") as clip:
             rate, width = clip.getframerate(), clip.getsampwidth()
             data = clip.readframes(clip.getnframes())
@@ -130,8 +133,22 @@ def to_mp3(spoken: Spoken, dest: Path) -> Spoken:
 
 def to_mp4(spoken: Spoken, dest: Path) -> Spoken:
     """A real video: a small black picture track and the speech as AAC."""
-    ffmpeg("-f", "lavfi", "-i", "color=c=black:s=64x64:r=5", "-i", str(spoken.path),
-           "-shortest", "-c:v", "libx264", "-c:a", "aac", "-b:a", "48k", str(dest))  # fmt: skip
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=black:s=64x64:r=5",
+        "-i",
+        str(spoken.path),
+        "-shortest",
+        "-c:v",
+        "libx264",
+        "-c:a",
+        "aac",
+        "-b:a",
+        "48k",
+        str(dest),
+    )
     return Spoken(dest, spoken.sentences)
 
 

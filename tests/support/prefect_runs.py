@@ -36,9 +36,13 @@ def background(args: Sequence[str], env: dict[str, str], cwd: Path, log: Path) -
     """Run ``args`` in the background for the block; its output goes to ``log``."""
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            list(args), cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+            list(args),
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
         try:
             yield process
         finally:
@@ -86,9 +90,13 @@ class PrefectApi:
         return {d["name"]: d for d in found}
 
     def wait_for_deployments(
-        self, names: set[str], process: subprocess.Popen[bytes], log: Path,
-        ready: Any = None, timeout_s: float = 180,
-    ) -> dict[str, dict[str, Any]]:  # fmt: skip
+        self,
+        names: set[str],
+        process: subprocess.Popen[bytes],
+        log: Path,
+        ready: Any = None,
+        timeout_s: float = 180,
+    ) -> dict[str, dict[str, Any]]:
         """Poll until every deployment in ``names`` exists (and ``ready(d)`` holds)."""
         deadline = time.monotonic() + timeout_s
         while True:
@@ -98,8 +106,10 @@ class PrefectApi:
             if process.poll() is not None:
                 raise RuntimeError(f"{process.args} exited:\n{log.read_text()[-4000:]}")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"deployments {sorted(names - set(found))} not ready:\n"
-                                   f"{log.read_text()[-4000:]}")  # fmt: skip
+                raise TimeoutError(
+                    f"deployments {sorted(names - set(found))} not ready:\n"
+                    f"{log.read_text()[-4000:]}"
+                )
             time.sleep(1)
 
     def run(
@@ -123,7 +133,9 @@ class PrefectApi:
         )
         logs = self.post("/logs/filter", {"logs": {"flow_run_id": {"any_": [created["id"]]}}})
         return FinishedRun(
-            deployment["name"], created["id"], state,
+            deployment["name"],
+            created["id"],
+            state,
             {a["key"]: a["data"] for a in artifacts if a.get("key")},
             "\n".join(f"{entry['level']} {entry['message']}" for entry in logs),
-        )  # fmt: skip
+        )

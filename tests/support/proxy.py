@@ -156,8 +156,14 @@ class FaultyHttpProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def fail(self, status: int, *, count: int | None = None, seconds: float | None = None,
-             writes_only: bool = False) -> None:  # fmt: skip
+    def fail(
+        self,
+        status: int,
+        *,
+        count: int | None = None,
+        seconds: float | None = None,
+        writes_only: bool = False,
+    ) -> None:
         """Answer ``status`` to the next ``count`` requests, or for ``seconds`` from now,
         or (neither given) until :meth:`heal`."""
         until = None if seconds is None else time.monotonic() + seconds
@@ -212,9 +218,12 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         status = self.proxy._injects(self.command)
         if status is not None:
             code = _S3_CODES.get(status, "Error")
-            self._reply(status, {"Content-Type": "application/xml"},
-                        f"<Error><Code>{code}</Code><Message>injected by the test proxy"
-                        f"</Message></Error>".encode())  # fmt: skip
+            self._reply(
+                status,
+                {"Content-Type": "application/xml"},
+                f"<Error><Code>{code}</Code><Message>injected by the test proxy"
+                f"</Message></Error>".encode(),
+            )
             return
         upstream = http.client.HTTPConnection(*self.proxy.upstream, timeout=30)
         try:

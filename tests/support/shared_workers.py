@@ -42,9 +42,12 @@ def _run(pack: Any, command: str, args: dict[str, Any], chunk_type: Any) -> Any:
             if args["memory_id"] not in found.ids:  # punished out of the top k2 already
                 break
             pack.apply_reward(
-                found.episode_id, -1.0, source="explicit", signal="rating",
+                found.episode_id,
+                -1.0,
+                source="explicit",
+                signal="rating",
                 memory_ids=[args["memory_id"]],
-            )  # fmt: skip
+            )
         pack.flush()
         return None
     if command == "recall":

@@ -62,9 +62,10 @@ def test_tasks_read_no_environment():
     for name, path in modules("tasks").items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         reads = [
-            n for n in ast.walk(tree)
+            n
+            for n in ast.walk(tree)
             if isinstance(n, ast.Attribute) and n.attr in ("environ", "getenv")
-        ]  # fmt: skip
+        ]
         assert reads == [], f"{name} reads the environment"
 
 

@@ -30,12 +30,22 @@ MARKUP_CHUNK = "[note | 00:00-00:18] Wait for the retest before entering"
 def wolfie(
     *args: str, columns: int = 100, timeout: float = 240, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "dumb",
-           "PREFECT_LOGGING_LEVEL": "CRITICAL", **(env or {})}  # fmt: skip
+    env = {
+        **os.environ,
+        "COLUMNS": str(columns),
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+        "PREFECT_LOGGING_LEVEL": "CRITICAL",
+        **(env or {}),
+    }
     return subprocess.run(
         [sys.executable, "-m", "wolfie.cli", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +68,17 @@ def cli_root(tmp_path_factory) -> str:
 def test_recall_prints_markup_like_text_literally(cli_root):
     """Bug: Rich read stored text as markup: `[note | 00:00-00:18]` vanished from the
     output and a memory holding `[/red]` crashed `wolfie recall` with a MarkupError."""
-    done = wolfie("recall", "closed the trade and panicked, retest?", "--pack", "cli",
-                  "--root", cli_root, "--k", "3", columns=200)  # fmt: skip
+    done = wolfie(
+        "recall",
+        "closed the trade and panicked, retest?",
+        "--pack",
+        "cli",
+        "--root",
+        cli_root,
+        "--k",
+        "3",
+        columns=200,
+    )
     assert done.returncode == 0, done.stderr
     assert "[/red]" in done.stdout and "[bold]panicked" in done.stdout
     assert "[note | 00:00-00:18]" in done.stdout
@@ -67,8 +86,17 @@ def test_recall_prints_markup_like_text_literally(cli_root):
 
 def test_query_prints_markup_like_text_literally(cli_root):
     """Bug: `wolfie query` crashed with a MarkupError on a stored `[/red]`."""
-    done = wolfie("query", "items", "--pack", "cli", "--root", cli_root,
-                  "--columns", "title,intent_text", columns=200)  # fmt: skip
+    done = wolfie(
+        "query",
+        "items",
+        "--pack",
+        "cli",
+        "--root",
+        cli_root,
+        "--columns",
+        "title,intent_text",
+        columns=200,
+    )
     assert done.returncode == 0, done.stderr
     assert MARKUP_INTENT in done.stdout and "[note | 00:00-00:18]" in done.stdout
 
@@ -76,8 +104,7 @@ def test_query_prints_markup_like_text_literally(cli_root):
 def test_error_line_prints_user_text_literally(cli_root):
     """Bug: main() printed WolfieError text with markup=True, so a user string holding
     `[/red]` in the message crashed the error line itself."""
-    done = wolfie("query", "items", "--pack", "cli", "--root", cli_root,
-                  "--where", "[/red]x=1")  # fmt: skip
+    done = wolfie("query", "items", "--pack", "cli", "--root", cli_root, "--where", "[/red]x=1")
     assert done.returncode == 2
     assert "[/red]x=1" in done.stderr and "Traceback" not in done.stderr
 
@@ -88,9 +115,22 @@ def test_repeated_where_on_one_column_ands(cli_root):
         "source_position": AllOf(((">=", 0), ("<", 1)))
     }
     assert parse_where(["kind=knowledge"]) == {"kind": "knowledge"}
-    done = wolfie("query", "items", "--pack", "cli", "--root", cli_root, "-f", "json",
-                  "--where", "source_position>=1", "--where", "source_position<2",
-                  "--where", "kind=knowledge")  # fmt: skip
+    done = wolfie(
+        "query",
+        "items",
+        "--pack",
+        "cli",
+        "--root",
+        cli_root,
+        "-f",
+        "json",
+        "--where",
+        "source_position>=1",
+        "--where",
+        "source_position<2",
+        "--where",
+        "kind=knowledge",
+    )
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [(r["source"], r["source_position"]) for r in rows] == [("book.md", 1)]
@@ -120,8 +160,7 @@ def test_help_is_not_cut_at_80_columns():
     assert {"remember", "feedback", "signal", "packs"} <= set(names)
     runner = CliRunner()
     for name in names:
-        result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"},
-                               terminal_width=80)  # fmt: skip
+        result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
         assert result.exit_code == 0, result.output
         assert "…" not in result.output, f"wolfie {name} --help is cut:\n{result.output}"
         assert max(len(line) for line in result.output.splitlines()) <= 80
@@ -133,8 +172,16 @@ def test_ingest_exits_2_when_a_source_failed(tmp_path):
     docs = tmp_path / "[bold]docs"
     docs.mkdir()
     (docs / "guide.md").write_text("# Stops\n\nNever move a stop away from the price.\n")
-    done = wolfie("ingest", str(docs), str(tmp_path / "missing.md"), "--pack", "docs",
-                  "--root", str(tmp_path / "packs"), columns=300)  # fmt: skip
+    done = wolfie(
+        "ingest",
+        str(docs),
+        str(tmp_path / "missing.md"),
+        "--pack",
+        "docs",
+        "--root",
+        str(tmp_path / "packs"),
+        columns=300,
+    )
     output = " ".join(done.stdout.split())
     assert "[bold]docs/guide.md" in output and "missing.md" in output, done.stderr
     assert done.returncode == 2, done.stdout + done.stderr

@@ -20,9 +20,14 @@ def wolfie(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]
     # A str argument holding "\udce9" reaches the process as the byte 0xe9 (POSIX
     # encodes argv with surrogateescape): invalid UTF-8, as a terminal in Latin-1 sends.
     return subprocess.run(
-        [sys.executable, "-m", "wolfie.cli", *args], cwd=REPO, env=env,
-        capture_output=True, text=True, errors="backslashreplace", timeout=timeout,
-    )  # fmt: skip
+        [sys.executable, "-m", "wolfie.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        timeout=timeout,
+    )
 
 
 def one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
@@ -61,11 +66,23 @@ def test_a_root_that_cant_hold_a_pack_gets_one_line(bad_root: str, says: str):
 def test_invalid_utf8_in_argv_or_metadata_gets_one_line(root: Path):
     """Bug: invalid UTF-8 on the command line (a lone surrogate in Python) or a JSON
     "\\udce9" escape in --metadata exited 1 with a traceback."""
-    line = one_line_exit_2(wolfie("remember", "caf\udce9 order", "x", "--pack", "known",
-                                  "--root", str(root)))  # fmt: skip
+    line = one_line_exit_2(
+        wolfie("remember", "caf\udce9 order", "x", "--pack", "known", "--root", str(root))
+    )
     assert "not valid UTF-8" in line and "Argument 2" in line  # after "remember"
-    line = one_line_exit_2(wolfie("remember", "an order", "x", "--pack", "known", "--root",
-                                  str(root), "--metadata", '{"city": "caf\\udce9"}'))  # fmt: skip
+    line = one_line_exit_2(
+        wolfie(
+            "remember",
+            "an order",
+            "x",
+            "--pack",
+            "known",
+            "--root",
+            str(root),
+            "--metadata",
+            '{"city": "caf\\udce9"}',
+        )
+    )
     assert "lone surrogate" in line
     with Pack.open("known", root, read_only=True) as pack:
         assert pack.count(kind="memory") == 1  # nothing of either was kept
@@ -82,8 +99,9 @@ def test_query_with_40000_where_terms_is_refused_not_a_crash(root: Path):
     """Bug: `wolfie query` with ~40,000 --where segfaulted the process (exit -11) in
     LanceDB's SQL parser."""
     wheres = [arg for i in range(40_000) for arg in ("--where", f"intent_text!=v{i}")]
-    line = one_line_exit_2(wolfie("query", "memories", "--pack", "known", "--root",
-                                  str(root), *wheres))  # fmt: skip
+    line = one_line_exit_2(
+        wolfie("query", "memories", "--pack", "known", "--root", str(root), *wheres)
+    )
     assert "40,000 terms" in line
 
 

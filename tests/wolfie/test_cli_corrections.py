@@ -27,8 +27,18 @@ def shell_pack(tmp_path_factory) -> tuple[str, str, str]:
         made = pack.remember(INTENT, "Raise the timeout.", metadata={"team": "data"}).id
         pack.feedback(pack.recall("the nightly export is timing out").episode_id or "", -1.0)
     pack_args = ["--pack", "ops", "--root", str(root)]
-    revised = _json(wolfie("revise", made, *pack_args, "--response", "Split the export by day.",
-                           "--outcome", "fixed", "--json"))  # fmt: skip
+    revised = _json(
+        wolfie(
+            "revise",
+            made,
+            *pack_args,
+            "--response",
+            "Split the export by day.",
+            "--outcome",
+            "fixed",
+            "--json",
+        )
+    )
     assert revised["status"] == "revised" and revised["version"]["utility_reset"]
     assert revised["version"]["utility_before"] == pytest.approx(-0.3)
     export = str(root.parent / "ops.jsonl")
@@ -45,11 +55,13 @@ def test_revise_then_history_from_the_shell(shell_pack):
         assert (row["utility"], row["reward_count"]) == (0.0, 2)
     found = _json(wolfie("history", made, "--pack", "ops", "--root", root, "--json"))
     assert [(v["event"], v["source"]) for v in found["versions"]] == [
-        ("remember", "api"), ("revise", "cli"),
-    ]  # fmt: skip
+        ("remember", "api"),
+        ("revise", "cli"),
+    ]
     assert found["versions"][1]["changes"]["response"] == {
-        "old": "Raise the timeout.", "new": "Split the export by day.",
-    }  # fmt: skip
+        "old": "Raise the timeout.",
+        "new": "Split the export by day.",
+    }
     table = wolfie("history", made, "--pack", "ops", "--root", root, columns=160)
     assert table.returncode == 0, table.stderr
     assert f"intent: - -> {INTENT}" in table.stdout  # version 1: what it was created with
@@ -60,8 +72,7 @@ def test_revise_then_history_from_the_shell(shell_pack):
 
 def test_export_then_import_into_a_new_pack_ranks_the_same(shell_pack, tmp_path):
     root, made, export = shell_pack
-    imported = _json(wolfie("import", export, "--pack", "copy", "--root", str(tmp_path),
-                            "--json"))  # fmt: skip
+    imported = _json(wolfie("import", export, "--pack", "copy", "--root", str(tmp_path), "--json"))
     assert imported["tables"]["reward_events"] == 2 and imported["rebuilt"] == 0
     with (
         Pack.open("ops", root, read_only=True) as source,

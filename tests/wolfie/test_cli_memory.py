@@ -22,9 +22,19 @@ def _json(done) -> dict:
 def test_remember_recall_feedback_signal_packs_from_the_shell(tmp_path):
     root = str(tmp_path / "packs")
     pack = ["--pack", "agent", "--root", root]
-    made = _json(wolfie("remember", "Chased a breakout [/red] after missing it",
-                        "Bought the high; stopped out for -1R.", *pack, "--polarity",
-                        "failure", "--metadata", '{"symbol": "NVDA"}', "--json"))  # fmt: skip
+    made = _json(
+        wolfie(
+            "remember",
+            "Chased a breakout [/red] after missing it",
+            "Bought the high; stopped out for -1R.",
+            *pack,
+            "--polarity",
+            "failure",
+            "--metadata",
+            '{"symbol": "NVDA"}',
+            "--json",
+        )
+    )
     assert made["status"] == "created" and made["id"].startswith("m_")
     recalled = _json(wolfie("recall", "missed the breakout, chase it?", *pack, "--log", "--json"))
     assert recalled["episode_id"] and [i["id"] for i in recalled["items"]] == [made["id"]]
@@ -62,15 +72,22 @@ def test_bad_input_exits_2_with_one_clear_line(tmp_path, args, says):
 @pytest.fixture
 def pack(tmp_root):
     with Pack.open("tools", tmp_root) as handle:
-        handle.remember("Moved my stop away from the price", "The loss tripled.",
-                        polarity="failure")  # fmt: skip
+        handle.remember(
+            "Moved my stop away from the price", "The loss tripled.", polarity="failure"
+        )
         handle.remember("Hit 1R on a long", "Moved the stop to break-even.", polarity="success")
         yield handle
 
 
 def test_agent_tools_results_are_json_safe(pack):
-    made = agent_tools.remember(pack, "Sized up after a loss", "Lost 4R.", outcome="-4R",
-                                polarity="failure", metadata={"setup": "revenge"})  # fmt: skip
+    made = agent_tools.remember(
+        pack,
+        "Sized up after a loss",
+        "Lost 4R.",
+        outcome="-4R",
+        polarity="failure",
+        metadata={"setup": "revenge"},
+    )
     recalled = agent_tools.recall(pack, "moved my stop on a long", k=2)
     assert recalled.episode_id and len(recalled.items) == 2
     rated = agent_tools.feedback(pack, recalled.episode_id, -1.0)

@@ -27,9 +27,13 @@ def _env() -> dict[str, str]:
 
 def core(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", CORE, *args], cwd=REPO, env=_env(), capture_output=True,
-        text=True, timeout=240,
-    )  # fmt: skip
+        [sys.executable, "-c", CORE, *args],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def test_help_and_usage_errors_load_no_heavy_library():
@@ -40,38 +44,63 @@ def test_help_and_usage_errors_load_no_heavy_library():
         f"print(code, sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     for args in (["--help"], ["recall"], ["ingest", "--help"]):
-        done = subprocess.run([sys.executable, "-c", probe, *args], cwd=REPO, env=_env(),
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args],
+            cwd=REPO,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.stdout.splitlines()[-1] in ("0 []", "2 []"), (args, done.stdout[-300:])
 
 
 def test_remember_recall_and_feedback_work_without_extras(tmp_path):
     root = str(tmp_path)
-    made = core("remember", "How do I rotate the API key?", "Run keys rotate, then restart",
-                "--pack", "core", "--root", root)  # fmt: skip
+    made = core(
+        "remember",
+        "How do I rotate the API key?",
+        "Run keys rotate, then restart",
+        "--pack",
+        "core",
+        "--root",
+        root,
+    )
     assert made.returncode == 0, made.stderr
-    found = core("recall", "rotate the API key", "--pack", "core", "--root", root, "--log",
-                 "--json")  # fmt: skip
+    found = core(
+        "recall", "rotate the API key", "--pack", "core", "--root", root, "--log", "--json"
+    )
     assert found.returncode == 0, found.stderr
     recall = json.loads(found.stdout)
     assert recall["items"][0]["text"] == "How do I rotate the API key?"
-    rated = core("feedback", recall["episode_id"], "--rating", "1", "--pack", "core",
-                 "--root", root)  # fmt: skip
+    rated = core(
+        "feedback", recall["episode_id"], "--rating", "1", "--pack", "core", "--root", root
+    )
     assert rated.returncode == 0, rated.stderr
     probe = subprocess.run(
-        [sys.executable, "-c", "import tests.support.no_extras, sys\nfrom packs import Pack\n"
-         "print('prefect' in sys.modules)"],
-        cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import tests.support.no_extras, sys\nfrom packs import Pack\n"
+            "print('prefect' in sys.modules)",
+        ],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert probe.stdout.strip() == "False", probe.stderr
 
 
 @pytest.mark.parametrize(
     ("args", "extra"),
-    [(["demo", "--root", "{root}"], "batch"), (["ingest", "{doc}", "--pack", "p", "--root",
-      "{root}"], "batch")],
+    [
+        (["demo", "--root", "{root}"], "batch"),
+        (["ingest", "{doc}", "--pack", "p", "--root", "{root}"], "batch"),
+    ],
     ids=["demo", "ingest"],
-)  # fmt: skip
+)
 def test_a_command_that_needs_an_extra_names_it_and_exits_2(tmp_path, args, extra):
     doc = tmp_path / "guide.md"
     doc.write_text("# Stops\n\nNever move a stop.\n")
@@ -85,10 +114,11 @@ def test_the_mcp_server_lists_its_tools_without_extras(tmp_path):
 
     async def tools() -> list[str]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-c", CORE, "mcp", "--pack", "core", "--root",
-                                          str(tmp_path)],
-            env=_env(), cwd=str(REPO),
-        )  # fmt: skip
+            command=sys.executable,
+            args=["-c", CORE, "mcp", "--pack", "core", "--root", str(tmp_path)],
+            env=_env(),
+            cwd=str(REPO),
+        )
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return sorted(tool.name for tool in (await s.list_tools()).tools)

@@ -27,12 +27,21 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def doctor(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb",
-           "PREFECT_LOGGING_LEVEL": "CRITICAL"}  # fmt: skip
+    env = {
+        **os.environ,
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+        "PREFECT_LOGGING_LEVEL": "CRITICAL",
+    }
     return subprocess.run(
         [sys.executable, "-m", "wolfie.cli", "doctor", "--root", str(root), *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def findings(result: subprocess.CompletedProcess[str]) -> dict[str, tuple[bool, str]]:
@@ -45,8 +54,10 @@ def drift_a_utility(folder: Path) -> None:
     with Pack.open("t", folder.parent, embedder=SeededEmbedder()) as pack:
         memory = pack.query("rewards")["memory_id"][0]
         fields = pack.store.schema(S.MEMORIES)
-        row = pa.table({"id": [memory], "utility": [0.9]},
-                       schema=pa.schema([fields.field("id"), fields.field("utility")]))  # fmt: skip
+        row = pa.table(
+            {"id": [memory], "utility": [0.9]},
+            schema=pa.schema([fields.field("id"), fields.field("utility")]),
+        )
         pack.store.merge(S.MEMORIES, row, "id", update=True, insert=False)
 
 
@@ -58,8 +69,10 @@ def test_a_healthy_pack_exits_0(tmp_root: Path):
     assert all(ok for ok, _ in found.values())
     assert found["pack_meta"][1].endswith("alpha 0.4")
     assert found["table memories"][1].startswith("4 rows")
-    assert found["learned state"] == (True, "utilities of 4 memories equal the replay of 3 "
-                                      "reward events")  # fmt: skip
+    assert found["learned state"] == (
+        True,
+        "utilities of 4 memories equal the replay of 3 reward events",
+    )
     text = doctor(tmp_root, "--pack", "t")  # the table a person reads
     assert text.returncode == 0 and "Healthy." in text.stdout and "memories" in text.stdout
 
@@ -67,11 +80,14 @@ def test_a_healthy_pack_exits_0(tmp_root: Path):
 DAMAGE: dict[str, tuple[Callable[[Path], object], str, str]] = {
     "deleted data files": (tamper.delete_data_files, "table memories", "is damaged"),
     "scrambled data files": (tamper.scramble_data_files, "table memories", "is damaged"),
-    "deleted latest manifest": (tamper.delete_latest_manifest, "table memories",
-                                "latest commit (version"),
+    "deleted latest manifest": (
+        tamper.delete_latest_manifest,
+        "table memories",
+        "latest commit (version",
+    ),
     "deleted pack_meta": (tamper.delete_pack_meta, "pack_meta", "deleted or lost"),
     "drifted utilities": (drift_a_utility, "learned state", "differ from the replay"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", list(DAMAGE), ids=list(DAMAGE))

@@ -50,8 +50,9 @@ def announced_url(proc: subprocess.Popen[str], timeout_s: float = 120) -> str:
     """The URL ``wolfie mcp --http`` prints to stderr once it listens; stderr is drained
     on after it (a full pipe would block the server)."""
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or ()],
-                     daemon=True).start()  # fmt: skip
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in proc.stderr or ()], daemon=True
+    ).start()
     seen: list[str] = []
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -73,9 +74,12 @@ def http_server(tmp_root: Path):
     """``wolfie mcp --http 127.0.0.1:0`` (any free port): the URL it announces."""
     proc = subprocess.Popen(
         mcp_command("--pack", "agents", "--http", "127.0.0.1:0"),
-        cwd=REPO, env=mcp_env(tmp_root, WOLFIE_MCP_TOKEN=TOKEN),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=REPO,
+        env=mcp_env(tmp_root, WOLFIE_MCP_TOKEN=TOKEN),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = announced_url(proc)
     # Announced means listening: the first request is answered (401 without the token).
     assert httpx.get(url, timeout=5).status_code == 401
@@ -92,10 +96,13 @@ async def learning_loop(session: ClientSession) -> None:
     tools = {tool.name for tool in (await session.list_tools()).tools}
     assert tools == WRITE_TOOLS | READ_TOOLS
     stored = await call(
-        session, "remember", intent="The deploy failed with a locked database",
+        session,
+        "remember",
+        intent="The deploy failed with a locked database",
         response="Stop the scheduler before migrating, then rerun the deploy.",
-        outcome="fixed", polarity="success",
-    )  # fmt: skip
+        outcome="fixed",
+        polarity="success",
+    )
     query = "deploy fails because the database is locked"
     first = await call(session, "recall", query=query)
     item = next(i for i in first["items"] if i["id"] == stored["id"])
@@ -148,8 +155,12 @@ def test_http_server_answers_401_without_the_token(http_server: str):
 def test_http_refuses_a_public_address_without_a_token(tmp_root: Path):
     done = subprocess.run(
         mcp_command("--pack", "agents", "--http", "0.0.0.0:8799"),
-        cwd=REPO, env=mcp_env(tmp_root), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        env=mcp_env(tmp_root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "WOLFIE_MCP_TOKEN" in done.stderr
 
@@ -158,9 +169,12 @@ def test_scopes_are_isolated_and_a_pinned_server_keeps_its_scope(tmp_root: Path)
     async def main() -> None:
         async with stdio_session(tmp_root, "--pack", "agents") as session:
             mine = await call(
-                session, "remember", intent="My locker code", response="It is 4512",
+                session,
+                "remember",
+                intent="My locker code",
+                response="It is 4512",
                 scope="alice",
-            )  # fmt: skip
+            )
             seen = await call(session, "recall", query="what is my locker code", scope="alice")
             assert mine["id"] in [i["id"] for i in seen["items"]]
             other = await call(session, "recall", query="what is my locker code", scope="bob")
@@ -200,29 +214,42 @@ def test_read_only_server_has_only_the_read_tools(tmp_root: Path):
 def test_revise_and_history_keep_to_the_callers_scope(tmp_root: Path):
     async def main() -> None:
         async with stdio_session(tmp_root, "--pack", "agents") as session:
-            mine = await call(session, "remember", intent="My deploy key expired",
-                              response="Ask ops for a new one", scope="alice")  # fmt: skip
-            shared = await call(session, "remember", intent="Deploys freeze on Fridays",
-                                response="Ship on Thursday")  # fmt: skip
+            mine = await call(
+                session,
+                "remember",
+                intent="My deploy key expired",
+                response="Ask ops for a new one",
+                scope="alice",
+            )
+            shared = await call(
+                session, "remember", intent="Deploys freeze on Fridays", response="Ship on Thursday"
+            )
             done = await call(
-                session, "revise", memory_id=mine["id"], scope="alice",
-                response="Rotate it yourself with `keys rotate`", polarity="success",
-            )  # fmt: skip
+                session,
+                "revise",
+                memory_id=mine["id"],
+                scope="alice",
+                response="Rotate it yourself with `keys rotate`",
+                polarity="success",
+            )
             assert done["status"] == "revised" and done["version"]["version"] == 2
             assert done["version"]["changes"]["response"] == {
-                "old": "Ask ops for a new one", "new": "Rotate it yourself with `keys rotate`",
-            }  # fmt: skip
+                "old": "Ask ops for a new one",
+                "new": "Rotate it yourself with `keys rotate`",
+            }
             found = await call(session, "recall", query="rotate the deploy key", scope="alice")
             assert found["items"][0]["id"] == mine["id"]
             assert "keys rotate" in found["prompt"]
             versions = await call(session, "history", memory_id=mine["id"], scope="alice")
             assert [(v["event"], v["source"]) for v in versions["versions"]] == [
-                ("remember", "agent"), ("revise", "mcp"),
-            ]  # fmt: skip
+                ("remember", "agent"),
+                ("revise", "mcp"),
+            ]
             seen = await call(session, "history", memory_id=shared["id"], scope="alice")
             assert len(seen["versions"]) == 1  # a shared memory: visible, not revisable
-            text = await error_of(session, "revise", memory_id=shared["id"], scope="alice",
-                                  outcome="x")  # fmt: skip
+            text = await error_of(
+                session, "revise", memory_id=shared["id"], scope="alice", outcome="x"
+            )
             assert "shared by every scope" in text
             text = await error_of(session, "history", memory_id=mine["id"], scope="bob")
             assert "UnknownMemory" in text and "in this scope" in text
@@ -328,6 +355,10 @@ def test_a_recalls_episode_is_stored_soon_after_the_answer(http_server: str, tmp
     command = ["feedback", episode, "--rating", "1", "--pack", "agents"]
     done = subprocess.run(
         [sys.executable, "-m", "wolfie.cli", *command],
-        cwd=REPO, env=mcp_env(tmp_root), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=REPO,
+        env=mcp_env(tmp_root),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr

@@ -41,9 +41,11 @@ def server(tmp_root: Path) -> Iterator[str]:
         port = int(sock.getsockname()[1])
     proc = subprocess.Popen(
         mcp_command("--pack", "agents", "--http", f"127.0.0.1:{port}"),
-        cwd=REPO, env=mcp_env(tmp_root, WOLFIE_MCP_TOKEN=TOKEN),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        cwd=REPO,
+        env=mcp_env(tmp_root, WOLFIE_MCP_TOKEN=TOKEN),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 120
     while True:
@@ -68,13 +70,22 @@ def server(tmp_root: Path) -> Iterator[str]:
 def raw_call(url: str, tool: str, arguments_json: str) -> dict[str, Any]:
     """One tools/call on the modern protocol, its JSON written by hand (a ``\\udce9``
     escape survives as it is)."""
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
-    body = (f'{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"_meta": '
-            f'{json.dumps(meta)}, "name": "{tool}", "arguments": {arguments_json}}}}}')  # fmt: skip
-    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
-               "mcp-method": "tools/call", "mcp-name": tool}  # fmt: skip
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = (
+        f'{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {{"_meta": '
+        f'{json.dumps(meta)}, "name": "{tool}", "arguments": {arguments_json}}}}}'
+    )
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": tool,
+    }
     answer = httpx.post(url, content=body.encode(), headers=headers, timeout=120)
     assert answer.status_code == 200, answer.text
     return dict(answer.json()["result"])
@@ -84,30 +95,55 @@ def test_lone_surrogates_fail_alone_and_keys_belong_to_their_episode(server: str
     async def main() -> dict[str, Any]:
         async with http_session(server, TOKEN) as session:
             await call(
-                session, "remember", intent="The deploy failed with a locked database",
+                session,
+                "remember",
+                intent="The deploy failed with a locked database",
                 response="Stop the scheduler before migrating, then rerun the deploy.",
-            )  # fmt: skip
+            )
             query = "deploy fails because the database is locked"
             alice = await call(session, "recall", query=query, scope="alice")
             bob = await call(session, "recall", query=query, scope="bob")
             for bad in (
-                raw_call(server, "resolve", json.dumps({"episode_id": alice["episode_id"]})[:-1]
-                         + ', "response": "caf\\udce9"}'),
-                raw_call(server, "feedback", json.dumps({"episode_id": alice["episode_id"]})[:-1]
-                         + ', "rating": 1.0, "idempotency_key": "k\\udce9"}'),
-            ):  # fmt: skip
+                raw_call(
+                    server,
+                    "resolve",
+                    json.dumps({"episode_id": alice["episode_id"]})[:-1]
+                    + ', "response": "caf\\udce9"}',
+                ),
+                raw_call(
+                    server,
+                    "feedback",
+                    json.dumps({"episode_id": alice["episode_id"]})[:-1]
+                    + ', "rating": 1.0, "idempotency_key": "k\\udce9"}',
+                ),
+            ):
                 text = " ".join(part.get("text", "") for part in bad["content"])
                 # refused by the tool's input schema (pydantic: not valid Unicode, told on
                 # one line since issue 32) or, past it, by the engine's check: either way
                 # the call fails alone
                 refused = ("lone surrogate" in text) or ("as a unicode string" in text)
                 assert bad["isError"] and refused, bad
-            first = await call(session, "feedback", episode_id=alice["episode_id"], rating=1.0,
-                               idempotency_key="webhook-1")  # fmt: skip
-            second = await call(session, "feedback", episode_id=bob["episode_id"], rating=-1.0,
-                                idempotency_key="webhook-1")  # fmt: skip
-            again = await call(session, "feedback", episode_id=bob["episode_id"], rating=-1.0,
-                               idempotency_key="webhook-1")  # fmt: skip
+            first = await call(
+                session,
+                "feedback",
+                episode_id=alice["episode_id"],
+                rating=1.0,
+                idempotency_key="webhook-1",
+            )
+            second = await call(
+                session,
+                "feedback",
+                episode_id=bob["episode_id"],
+                rating=-1.0,
+                idempotency_key="webhook-1",
+            )
+            again = await call(
+                session,
+                "feedback",
+                episode_id=bob["episode_id"],
+                rating=-1.0,
+                idempotency_key="webhook-1",
+            )
             await call(session, "maturity")  # flushes: nothing left to fail on
             return {"first": first, "second": second, "again": again}
 

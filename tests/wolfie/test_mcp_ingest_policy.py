@@ -96,8 +96,14 @@ def test_mcp_ingest_is_refused_outside_the_allowed_sources(tmp_root: Path, tree:
             async with stdio_session(tmp_root, "--pack", "agents") as session:
                 text = await error_of(session, "ingest", sources=[str(allowed / "runbooks")])
                 assert "allows no ingest" in text and "--ingest-root" in text
-            args = ("--pack", "agents", "--ingest-root", str(allowed),
-                    "--ingest-url-prefix", web.url("/media/"))  # fmt: skip
+            args = (
+                "--pack",
+                "agents",
+                "--ingest-root",
+                str(allowed),
+                "--ingest-url-prefix",
+                web.url("/media/"),
+            )
             async with stdio_session(tmp_root, *args) as session:
                 refused = {
                     str(outside / "secret.md"): "not under a folder",
@@ -145,8 +151,18 @@ def test_scoped_ingest_stays_in_its_scope_and_every_hop_is_checked(tmp_root: Pat
     async def main() -> None:
         with site() as web:
             prefixes = [web.url("/media/")] + ([web.url("/media/", host)] if host else [])
-            args = ["--pack", "agents", "--scope", "alice", "--ingest-root", str(allowed),
-                    "--max-ingest-runs", "1", "--max-document-mb", "1"]  # fmt: skip
+            args = [
+                "--pack",
+                "agents",
+                "--scope",
+                "alice",
+                "--ingest-root",
+                str(allowed),
+                "--max-ingest-runs",
+                "1",
+                "--max-document-mb",
+                "1",
+            ]
             args += [arg for prefix in prefixes for arg in ("--ingest-url-prefix", prefix)]
             sources = [str(allowed / "runbooks"), str(allowed / "big.md"), web.url("/media/jump")]
             sources += [web.url("/media/talk.wav", host)] if host else []

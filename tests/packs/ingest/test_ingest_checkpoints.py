@@ -61,8 +61,12 @@ def test_checkpoints_do_not_disturb_the_pack_tables(where, tmp_root, s3):
 
 
 def test_an_endpoint_that_is_down_is_a_transient_error():
-    options = {"aws_endpoint": f"http://127.0.0.1:{closed_port()}", "aws_region": "us-east-1",
-               "aws_access_key_id": "k", "aws_secret_access_key": "s"}  # fmt: skip
+    options = {
+        "aws_endpoint": f"http://127.0.0.1:{closed_port()}",
+        "aws_region": "us-east-1",
+        "aws_access_key_id": "k",
+        "aws_secret_access_key": "s",
+    }
     store = IngestTarget("talks", "s3://bucket/prefix", options).checkpoints()
     with pytest.raises(TransientStorageError, match="retry later") as down:
         store.put_json("x.json", {})

@@ -76,8 +76,11 @@ def test_chunk_ids_are_media_id_and_index():
     row = knowledge_chunk(chunk, "abc123", "https://example.org/talk.mp3", "Talk")
     assert row.source == media_source("abc123") == "media:abc123"
     assert (row.position, row.start_s, row.end_s, row.title) == (3, 12.5, 40.0, "Talk")
-    assert row.metadata == {"media_id": "abc123", "url": "https://example.org/talk.mp3",
-                            "kind": "media"}  # fmt: skip
+    assert row.metadata == {
+        "media_id": "abc123",
+        "url": "https://example.org/talk.mp3",
+        "kind": "media",
+    }
     assert knowledge_id(row.source, row.position) == knowledge_id("media:abc123", 3)
 
 

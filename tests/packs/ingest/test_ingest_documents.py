@@ -99,8 +99,11 @@ def test_html_headings_paragraphs_and_lists_skip_scripts_and_navigation():
         (0, "Risk desk, extension four."),
     ]
     chunks = chunk_document(html, "html", "desk")
-    assert [c.title for c in chunks] == ["Desk manual", "Desk manual > Limits",
-                                         "Desk manual > Contacts"]  # fmt: skip
+    assert [c.title for c in chunks] == [
+        "Desk manual",
+        "Desk manual > Limits",
+        "Desk manual > Contacts",
+    ]
 
 
 def test_plain_text_is_chunked_by_paragraphs_under_the_file_name():

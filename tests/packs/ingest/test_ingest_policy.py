@@ -20,14 +20,25 @@ from tests.support.media import loopback_name, serve
 @pytest.mark.parametrize(
     ("address", "allowed"),
     [
-        ("93.184.216.34", True), ("2606:4700::1111", True),
-        ("127.0.0.1", False), ("127.0.0.2", False), ("0.0.0.0", False), ("10.1.2.3", False),
-        ("172.16.0.1", False), ("192.168.1.1", False), ("169.254.169.254", False),
-        ("100.64.0.1", False), ("224.0.0.1", False), ("::1", False), ("::", False),
-        ("fe80::1", False), ("fc00::1", False), ("::ffff:127.0.0.1", False),
+        ("93.184.216.34", True),
+        ("2606:4700::1111", True),
+        ("127.0.0.1", False),
+        ("127.0.0.2", False),
+        ("0.0.0.0", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),
+        ("100.64.0.1", False),
+        ("224.0.0.1", False),
+        ("::1", False),
+        ("::", False),
+        ("fe80::1", False),
+        ("fc00::1", False),
+        ("::ffff:127.0.0.1", False),
         ("::ffff:169.254.169.254", False),
     ],
-)  # fmt: skip
+)
 def test_only_public_unicast_addresses_are_allowed(address: str, allowed: bool):
     assert address_allowed(address) is allowed
 
@@ -44,9 +55,15 @@ def test_a_prefix_names_private_addresses_only_by_address_or_localhost():
 
 @pytest.mark.parametrize(
     "prefix",
-    ["ftp://host/", "http:///x", "http://user:pw@host/", "http://host/?q=1", "http://host/#f",
-     "/local/folder"],
-)  # fmt: skip
+    [
+        "ftp://host/",
+        "http:///x",
+        "http://user:pw@host/",
+        "http://host/?q=1",
+        "http://host/#f",
+        "/local/folder",
+    ],
+)
 def test_a_bad_prefix_is_refused_at_start(prefix: str):
     with pytest.raises(InvalidInput, match="ingest-url-prefix"):
         IngestPolicy.build(url_prefixes=[prefix])
@@ -82,8 +99,13 @@ def test_paths_are_resolved_before_the_check(tmp_path: Path):
         policy.check_path(str(root / "sub" / ".." / "sub" / "guide.md"))
         == (root / "sub" / "guide.md").resolve()
     )
-    for bad in [root / "link.md", root / "linked-dir" / "secret.md", root / ".." / "outside",
-                root / ".git" / "config.md", root / "sub" / ".env"]:  # fmt: skip
+    for bad in [
+        root / "link.md",
+        root / "linked-dir" / "secret.md",
+        root / ".." / "outside",
+        root / ".git" / "config.md",
+        root / "sub" / ".env",
+    ]:
         with pytest.raises(SourceNotAllowed):
             policy.check_path(str(bad))
     with pytest.raises(SourceNotAllowed, match="allows no ingest"):

@@ -215,11 +215,25 @@ def test_confidence_counts_only_as_far_as_the_evidence_is_near_the_query():
     assert share == pytest.approx(0.8 / 1.0) and utility < -0.7
 
     names = ["fresh", "confident"]  # equal similarity: Phase A order breaks the tie
-    empty = ("intent_text", "response_summary", "experience_summary", "signal_polarity",
-             "source", "title", "start_s", "end_s")  # fmt: skip
+    empty = (
+        "intent_text",
+        "response_summary",
+        "experience_summary",
+        "signal_polarity",
+        "source",
+        "title",
+        "start_s",
+        "end_s",
+    )
     columns: dict[str, list] = {c: [None, None] for c in empty}
-    columns.update(id=names, kind=["memory", "memory"], utility=[0.0, -0.7],
-                   confidence=[0.0, 0.9], usage_count=[0, 4], reward_count=[0, 4])  # fmt: skip
+    columns.update(
+        id=names,
+        kind=["memory", "memory"],
+        utility=[0.0, -0.7],
+        confidence=[0.0, 0.9],
+        usage_count=[0, 4],
+        reward_count=[0, 4],
+    )
     pool = Candidates(columns, np.array([0.6, 0.6]))
 
     class View:  # what LearningState.view gives recall, over this index alone

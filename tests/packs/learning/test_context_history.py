@@ -60,12 +60,25 @@ def test_reload_keeps_the_most_recently_rewarded_memories(tmp_root):
     """Bug: after a reload the index evicted the memory rewarded most recently, because
     histories were added grouped by each memory's first reward."""
     with Pack.open("ctx", str(tmp_root)) as pack:
-        pack.add_knowledge([KnowledgeChunk(t, "doc", i) for i, t in enumerate(
-            ["Restart the worker with systemctl.", "Rotate logs weekly.", "Backups run at 2am."]
-        )])  # fmt: skip
+        pack.add_knowledge(
+            [
+                KnowledgeChunk(t, "doc", i)
+                for i, t in enumerate(
+                    [
+                        "Restart the worker with systemctl.",
+                        "Rotate logs weekly.",
+                        "Backups run at 2am.",
+                    ]
+                )
+            ]
+        )
         ids = {}
-        for query in ("restart the worker", "rotate the logs", "when do backups run",
-                      "restart the worker"):  # fmt: skip
+        for query in (
+            "restart the worker",
+            "rotate the logs",
+            "when do backups run",
+            "restart the worker",
+        ):
             found = pack.recall(query, k=1)
             ids[query] = found.ids[0]
             pack.feedback(found.episode_id, 1.0)
@@ -84,8 +97,10 @@ def test_feedback_reports_what_the_next_recall_sees_and_writes_nothing_early(tmp
     still cold (a CLI call), working that out must not flush: the buffered rewards join
     the index from memory (bug: feedback flushed mid-batch, so a storage fault test saw
     commits before its flush)."""
-    chunks = [KnowledgeChunk("Restart the worker with systemctl restart worker.", "ops.md", 0),
-              KnowledgeChunk("Rotate the logs with logrotate -f.", "ops.md", 1)]  # fmt: skip
+    chunks = [
+        KnowledgeChunk("Restart the worker with systemctl restart worker.", "ops.md", 0),
+        KnowledgeChunk("Rotate the logs with logrotate -f.", "ops.md", 1),
+    ]
     question = "how do I restart the worker?"
     with Pack.open("report", str(tmp_root)) as pack:
         pack.add_knowledge(chunks)

@@ -47,8 +47,13 @@ def test_thin_evidence_stays_near_the_prior():
     assert kernel.weights(np.array([0.7]), np.array([1.0]))[0] < 0.1
 
 
-@given(st.lists(st.tuples(st.floats(-1, 1), st.sampled_from([-1.0, 1.0]),
-                          st.sampled_from([-1.0, 1.0])), min_size=1, max_size=60))  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(st.floats(-1, 1), st.sampled_from([-1.0, 1.0]), st.sampled_from([-1.0, 1.0])),
+        min_size=1,
+        max_size=60,
+    )
+)
 def test_the_kernel_is_monotone_and_bounded(rows):
     kernel = calibrate(
         [(pair(c), np.array([a, b])) for c, a, b in rows], theta=0.8, prior_pairs=20.0

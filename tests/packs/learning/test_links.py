@@ -95,8 +95,9 @@ def test_failures_for_the_same_wording_withdraw_the_key(tmp_path):
         for _ in range(4):  # the answer stops helping (the docs changed)
             episode = pack.recall(QUESTION).episode_id
             assert episode is not None
-            pack.apply_reward(episode, -1.0, source="explicit", signal="rating",
-                              memory_ids=[answer])  # fmt: skip
+            pack.apply_reward(
+                episode, -1.0, source="explicit", signal="rating", memory_ids=[answer]
+            )
         pack.configure(k1=1, k2=1)
         assert pack.search(REWORDING).ids == [decoy]
 
@@ -191,18 +192,24 @@ GRACE_TURN = "Grace: six weeks of rest, says the doctor"
 OTHER_TURN = "the weather was lovely on the coast"
 AGAIN_GRACE = "how many weeks did Grace have to rest"
 ABOUT_MELANIE = "how long did the doctor tell Melanie to rest"
-VECTORS.update({
-    ABOUT_GRACE: unit((0, 1.0)),
-    GRACE_TURN: unit((0, 0.40), (2, 0.9)),
-    OTHER_TURN: unit((0, 0.70), (1, 0.7)),
-    AGAIN_GRACE: unit((0, 0.85), (3, 0.5)),
-    ABOUT_MELANIE: unit((0, 0.85), (4, 0.5)),  # as near as AGAIN_GRACE, in embedding space
-})  # fmt: skip
+VECTORS.update(
+    {
+        ABOUT_GRACE: unit((0, 1.0)),
+        GRACE_TURN: unit((0, 0.40), (2, 0.9)),
+        OTHER_TURN: unit((0, 0.70), (1, 0.7)),
+        AGAIN_GRACE: unit((0, 0.85), (3, 0.5)),
+        ABOUT_MELANIE: unit((0, 0.85), (4, 0.5)),  # as near as AGAIN_GRACE, in embedding space
+    }
+)
 
 
 def test_a_link_does_not_carry_one_persons_answer_to_a_question_about_another(tmp_path):
-    with Pack.open("names", tmp_path, embedder=TableEmbedder(),  # type: ignore[arg-type]
-                   settings={"k1": 2, "k2": 2, "lexical": "off"}) as pack:  # fmt: skip
+    with Pack.open(
+        "names",
+        tmp_path,
+        embedder=TableEmbedder(),  # type: ignore[arg-type]
+        settings={"k1": 2, "k2": 2, "lexical": "off"},
+    ) as pack:
         turn, other = pack.add_knowledge(
             [KnowledgeChunk(GRACE_TURN, "chat", 0), KnowledgeChunk(OTHER_TURN, "chat", 1)]
         )

@@ -21,19 +21,38 @@ from tests.support.json_server import Reply, chat_reply, json_server
 
 PASSWORD = "pw-SECRET-91c4e7"
 FAILED = LessonEvidence(
-    "m_1", "memory", "Missed the breakout and chased", "Bought the high without a stop",
-    "loss -1.4R", "failure", -0.5, 0.6, 4, (-1.0, -1.0), None,
-)  # fmt: skip
+    "m_1",
+    "memory",
+    "Missed the breakout and chased",
+    "Bought the high without a stop",
+    "loss -1.4R",
+    "failure",
+    -0.5,
+    0.6,
+    4,
+    (-1.0, -1.0),
+    None,
+)
 
 
 def recalled(lesson: str, *, warning: bool) -> RecalledItem:
     return RecalledItem(
-        id="m_1", kind="memory", text="Missed the breakout and chased", lesson=lesson,
-        response="Bought the high without a stop", similarity=0.8, ranked_utility=-0.5,
+        id="m_1",
+        kind="memory",
+        text="Missed the breakout and chased",
+        lesson=lesson,
+        response="Bought the high without a stop",
+        similarity=0.8,
+        ranked_utility=-0.5,
         track_record=-0.5,
-        confidence=0.6, score=0.1, exploration_bonus=0.0, usage_count=7, reward_count=4,
-        polarity="failure", warning=warning,
-    )  # fmt: skip
+        confidence=0.6,
+        score=0.1,
+        exploration_bonus=0.0,
+        usage_count=7,
+        reward_count=4,
+        polarity="failure",
+        warning=warning,
+    )
 
 
 def test_template_lesson_of_a_failure_reads_once_in_the_prompt():
@@ -74,8 +93,11 @@ def test_url_password_never_in_errors_or_lesson_log(tmp_root):
         except LessonWriterError as exc:
             error = str(exc)
         with Pack.open("p", tmp_root) as pack:
-            pack.remember("Missed the breakout and chased", "Bought the high without a stop",
-                          polarity="failure")  # fmt: skip
+            pack.remember(
+                "Missed the breakout and chased",
+                "Bought the high without a stop",
+                polarity="failure",
+            )
             recall = pack.recall("Missed the breakout")
             pack.feedback(recall.episode_id, -1.0)
             report = refresh_lessons(pack, writer, None)

@@ -16,13 +16,31 @@ from packs.lessons.writers import (
 from tests.support.json_server import Reply, chat_reply, json_server
 
 GOOD = LessonEvidence(
-    "m_1", "memory", "Stock broke out while I was away", "Waited for the retest, then bought",
-    "win +2R", "success", 0.6, 0.7, 5, (1.0, 1.0, 0.5), None,
-)  # fmt: skip
+    "m_1",
+    "memory",
+    "Stock broke out while I was away",
+    "Waited for the retest, then bought",
+    "win +2R",
+    "success",
+    0.6,
+    0.7,
+    5,
+    (1.0, 1.0, 0.5),
+    None,
+)
 BAD = LessonEvidence(
-    "m_2", "memory", "Missed the breakout and chased", "Bought the high without a stop",
-    "loss -1.4R", "failure", -0.5, 0.6, 4, (-1.0, -1.0), "old lesson",
-)  # fmt: skip
+    "m_2",
+    "memory",
+    "Missed the breakout and chased",
+    "Bought the high without a stop",
+    "loss -1.4R",
+    "failure",
+    -0.5,
+    0.6,
+    4,
+    (-1.0, -1.0),
+    "old lesson",
+)
 
 
 def test_template_writer_is_deterministic_and_honest():

@@ -80,8 +80,9 @@ def test_memories_have_no_neighbours():
     dist = distances([None, "s", "s"], [None, 0, 1])
     assert np.isinf(dist[0]).all() and dist[1, 2] == 1.0
     assert neighbour_ids([None, "s"], [None, 0], [0, 1], 2) == [
-        knowledge_id("s", 1), knowledge_id("s", 2),
-    ]  # fmt: skip
+        knowledge_id("s", 1),
+        knowledge_id("s", 2),
+    ]
 
 
 def test_lateral_inhibition_leaves_a_slot_for_another_passage():

@@ -35,8 +35,12 @@ def test_failure_shares_by_hand():
 
 def _punished(root, **settings):
     """A Pack whose best answer was punished once, at the question's exact wording."""
-    pack = Pack.open("explore", root, embedder=SeededEmbedder(16),  # type: ignore[arg-type]
-                     settings={"delta": -1.0, "k1": 6, "k2": 1, **settings})  # fmt: skip
+    pack = Pack.open(
+        "explore",
+        root,
+        embedder=SeededEmbedder(16),  # type: ignore[arg-type]
+        settings={"delta": -1.0, "k1": 6, "k2": 1, **settings},
+    )
     pack.add_knowledge([KnowledgeChunk(f"runbook step {i}", "runbook.md", i) for i in range(6)])
     first = pack.recall(QUESTION)
     pack.feedback(first.episode_id or "", -1.0)  # a flipped judgement

@@ -32,8 +32,9 @@ def root(tmp_path):
             [KnowledgeChunk(f"we talked about topic {i}", "chat", i) for i in range(200)]
         )
         pack.add_knowledge([KnowledgeChunk(NEEDLE, "chat", 500)])
-        pack.remember("Caroline asked about the LGBTQ support group", "It meets on Tuesdays",
-                      scope="alice")  # fmt: skip
+        pack.remember(
+            "Caroline asked about the LGBTQ support group", "It meets on Tuesdays", scope="alice"
+        )
     return tmp_path
 
 

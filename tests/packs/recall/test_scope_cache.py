@@ -54,10 +54,12 @@ def test_a_scope_is_searched_exactly_in_memory_and_kept_current(pack):
     assert len(caches) == 1  # one load, then reused
     cache = caches.get(pack.store, visible_clause("u3"), RECALLED)
     assert cache is not None and cache.rows == 50 + 20 and cache.reloads == 1
-    mine = pack.add_knowledge([KnowledgeChunk("the vault is in room 7", "new.md", 0,
-                                              metadata={"scope": "u3"})])[0]  # fmt: skip
-    theirs = pack.add_knowledge([KnowledgeChunk("the vault is in room 9", "new.md", 1,
-                                                metadata={"scope": "u4"})])[0]  # fmt: skip
+    mine = pack.add_knowledge(
+        [KnowledgeChunk("the vault is in room 7", "new.md", 0, metadata={"scope": "u3"})]
+    )[0]
+    theirs = pack.add_knowledge(
+        [KnowledgeChunk("the vault is in room 9", "new.md", 1, metadata={"scope": "u4"})]
+    )[0]
     found = pack.search("the vault is in room 7", k=K1, scope="u3").ids
     assert found[0] == mine and theirs not in found  # caught up, the other scope hidden
     assert cache.rows == 71 and cache.reloads == 1

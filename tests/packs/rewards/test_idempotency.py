@@ -63,12 +63,23 @@ def test_a_pack_written_with_global_key_ids_stays_readable(pack: Pack, tmp_path:
     pack.flush()
     memory = pack.recall("breakout").ids[0]
     old = {
-        "event_id": "rw_" + stable_hash("legacy-1", memory), "idempotency_key": "legacy-1",
-        "episode_id": episode, "memory_id": memory, "source": "explicit", "signal": "rating",
-        "magnitude": 1.0, "value": 1.0, "weight": 1.0, "alpha": 0.3, "confidence_rate": 0.1,
-        "q_before": 0.0, "q_after": 0.3, "created_at": pa.scalar(0, S.TS).as_py(),
-        "writer": "legacy", "seq": 0,
-    }  # fmt: skip
+        "event_id": "rw_" + stable_hash("legacy-1", memory),
+        "idempotency_key": "legacy-1",
+        "episode_id": episode,
+        "memory_id": memory,
+        "source": "explicit",
+        "signal": "rating",
+        "magnitude": 1.0,
+        "value": 1.0,
+        "weight": 1.0,
+        "alpha": 0.3,
+        "confidence_rate": 0.1,
+        "q_before": 0.0,
+        "q_after": 0.3,
+        "created_at": pa.scalar(0, S.TS).as_py(),
+        "writer": "legacy",
+        "seq": 0,
+    }
     pack.store.append(S.REWARD_EVENTS, pa.Table.from_pylist([old], S.REWARD_EVENTS_SCHEMA))
     pack.rebuild_utilities()
     assert pack.get(memory)["utility"] == pytest.approx(0.3)

@@ -98,9 +98,10 @@ def warm_pack(tmp_path):
         ]
         ids = [pack.remember(i, r, polarity="success").id for i, r in good]
         pack.remember(
-            "My long is near the stop, should I widen it", "Moved the stop lower to give it room",
+            "My long is near the stop, should I widen it",
+            "Moved the stop lower to give it room",
             polarity="failure",
-        )  # fmt: skip
+        )
         # make the three successes successful by utility (item-level credit)
         for _ in range(4):
             recall = pack.recall("my long trade is up by 1R, where does the stop go", k=4)

@@ -202,9 +202,10 @@ def test_two_packs_with_different_wiring_diverge(tmp_path):
     wirings = {
         "journal": {"alpha": 0.3, "rewards": {"outcome_scale": 1.0}},
         "platform": {
-            "alpha": 0.1, "rewards": {"outcome_scale": 100.0, "weights": {"implicit": 0.1}}
+            "alpha": 0.1,
+            "rewards": {"outcome_scale": 100.0, "weights": {"implicit": 0.1}},
         },
-    }  # fmt: skip
+    }
     utilities = {}
     for name, settings in wirings.items():
         with Pack.open(name, tmp_path, settings=settings) as pack:

@@ -93,8 +93,10 @@ def run_shared(root: str, options: dict[str, str] | None, env: dict[str, str]) -
         # 1. A's punishment reaches B's next recall.
         workers.ask("a", "punish", query=QUESTION, memory_id=top, times=8)
         seconds = _until(lambda: workers.ask("b", "rank", query=QUESTION)[0] != top, 10)
-        print(f"shared learning: B stopped ranking the punished chunk first {seconds:.2f} s "
-              "after A's flush")  # fmt: skip
+        print(
+            f"shared learning: B stopped ranking the punished chunk first {seconds:.2f} s "
+            "after A's flush"
+        )
         assert seconds <= SHARE_WITHIN_S + 1.0  # the target, plus a loaded 2-core machine
 
         # 2. Knowledge added by a third process (the recompute flow's process) is found
@@ -107,11 +109,17 @@ def run_shared(root: str, options: dict[str, str] | None, env: dict[str, str]) -
             for name in ("a", "b"):
                 _until(
                     lambda n=name: any(
-                        "Blue-green" in t for t in _texts(root, options, workers.ask(
-                            n, "rank", query="how do we migrate the database schema safely"))
+                        "Blue-green" in t
+                        for t in _texts(
+                            root,
+                            options,
+                            workers.ask(
+                                n, "rank", query="how do we migrate the database schema safely"
+                            ),
+                        )
                     ),
                     SHARE_WITHIN_S + 1.0,
-                )  # fmt: skip
+                )
             report = flow.result(timeout=600)
         assert report["changed"] == 0  # the workers' stored utilities equal the replay
 
@@ -119,14 +127,16 @@ def run_shared(root: str, options: dict[str, str] | None, env: dict[str, str]) -
         # webhook retried to another worker), is applied once.
         episode = workers.ask("a", "recall", query=QUESTION)
         for name in ("a", "b"):
-            taken = workers.ask(name, "reward", episode_id=episode["episode_id"], rating=1.0,
-                                key="webhook-42")  # fmt: skip
+            taken = workers.ask(
+                name, "reward", episode_id=episode["episode_id"], rating=1.0, key="webhook-42"
+            )
             assert taken["applied"] == len(episode["ids"])  # neither could know yet
         # 4. The same key on another caller's episode is another reward (issue 23: Bob's
         # "webhook-42" came back duplicate and was dropped).
         other = workers.ask("b", "recall", query=QUESTION)
-        taken = workers.ask("b", "reward", episode_id=other["episode_id"], rating=-1.0,
-                            key="webhook-42")  # fmt: skip
+        taken = workers.ask(
+            "b", "reward", episode_id=other["episode_id"], rating=-1.0, key="webhook-42"
+        )
         assert taken == {"applied": len(other["ids"]), "duplicate": False}
         for name in ("a", "b"):
             workers.ask(name, "flush")

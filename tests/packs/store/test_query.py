@@ -93,9 +93,20 @@ def test_unknown_table_and_columns_are_clear_errors(trading_pack):
 
 hostile = st.one_of(
     st.text(max_size=200),
-    st.sampled_from(["' OR '1'='1", "x'); DROP TABLE memories; --", "\\'", "%' --", "''",
-                     "é\u202e\u0000", "../../etc/passwd", "1e400", "NaN"]),
-)  # fmt: skip
+    st.sampled_from(
+        [
+            "' OR '1'='1",
+            "x'); DROP TABLE memories; --",
+            "\\'",
+            "%' --",
+            "''",
+            "é\u202e\u0000",
+            "../../etc/passwd",
+            "1e400",
+            "NaN",
+        ]
+    ),
+)
 
 
 @settings(
@@ -144,8 +155,11 @@ def test_cli_csv_writes_list_columns_as_json(trading_pack, tmp_path):
 
 def test_parse_where_types_values():
     assert parse_where(["kind=knowledge", "utility>=0.5", "outcome=null", "n!=3"]) == {
-        "kind": "knowledge", "utility": (">=", 0.5), "outcome": None, "n": ("!=", 3),
-    }  # fmt: skip
+        "kind": "knowledge",
+        "utility": (">=", 0.5),
+        "outcome": None,
+        "n": ("!=", 3),
+    }
     assert parse_where(["source=a=b"]) == {"source": "a=b"}
     with pytest.raises(InvalidFilter):
         parse_where(["no operator here"])

@@ -26,9 +26,11 @@ SECONDS = 20.0
 def test_a_server_beside_retention_zero_maintenance_never_fails(tmp_root: Path):
     with Pack.open("race", tmp_root) as pack:
         pack.add_knowledge(
-            [KnowledgeChunk(f"Key rotation step {i}: publish, wait, retire.", "keys.md", i)
-             for i in range(20)]
-        )  # fmt: skip
+            [
+                KnowledgeChunk(f"Key rotation step {i}: publish, wait, retire.", "keys.md", i)
+                for i in range(20)
+            ]
+        )
     with ProcessPoolExecutor(2, mp_context=mp.get_context("spawn")) as pool:
         upkeep = pool.submit(maintain_loop, str(tmp_root), SECONDS)
         server = pool.submit(serve_loop, str(tmp_root), SECONDS)
