@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from packs import KnowledgeChunk, Pack
 from packs.learning.replay import ORDER, replay, replay_loop
+from packs.pack import storage_of
 from packs.store import schemas as S
 
 OUT = Path("out/bench")
@@ -59,7 +60,7 @@ def bench_logging(feedbacks: int, seed: int = 0) -> dict[str, Any]:
             events += pack.feedback(episodes[i % len(episodes)], float(rng.uniform(-1, 1))).applied
         pack.flush()
         elapsed = time.perf_counter() - started
-        fragments = {name: pack.store.fragment_count(name) for name in S.all_schemas(384)}
+        fragments = {name: storage_of(pack).fragment_count(name) for name in S.all_schemas(384)}
         stored = pack.count(S.REWARD_EVENTS)
     if stored != events:
         raise SystemExit(f"lost reward events: logged {events}, stored {stored}")
@@ -100,10 +101,10 @@ def synthetic_events(n: int, memories: int, seed: int = 1) -> pa.Table:
 
 def bench_replay(n: int, repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as root, Pack.open("replay", root) as pack:
-        pack.store.append(S.REWARD_EVENTS, synthetic_events(n, 10_000))
+        storage_of(pack).append(S.REWARD_EVENTS, synthetic_events(n, 10_000))
         started = time.perf_counter()
         # the columns rebuild_utilities() reads (every column, packs/learning/rebuild.py), for both
-        arrow = pack.store.scan(S.REWARD_EVENTS, S.REWARD_EVENTS_SCHEMA.names)
+        arrow = storage_of(pack).scan(S.REWARD_EVENTS, S.REWARD_EVENTS_SCHEMA.names)
         read_s = time.perf_counter() - started
     times: dict[str, list[float]] = {"polars": [], "loop": []}
     result: dict[str, Any] = {}

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from packs import Pack
+from packs.pack import storage_of
 from packs.store import schemas as S
 from packs.tuning.fit import fit
 from packs.tuning.logs import read_log
@@ -46,7 +47,7 @@ def write_pack(root: Path, episodes: int, seed: int = 0) -> None:
     answer = rng.integers(0, MEMORIES, questions)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     with Pack.open("bench", root) as pack:
-        store = pack.store
+        store = storage_of(pack)
         mem = S.memories_schema(DIM)
         rows = {name: [] for name in mem.names}
         now = datetime.now(UTC)
@@ -145,7 +146,7 @@ def main() -> None:
         written = time.perf_counter() - t0
         with Pack.open("bench", root, read_only=True) as pack:
             t1 = time.perf_counter()
-            log = read_log(pack.store, DIM)
+            log = read_log(storage_of(pack), DIM)
             t2 = time.perf_counter()
             found = fit(log, pack.settings, DIM)
             t3 = time.perf_counter()

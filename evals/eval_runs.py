@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow as pa
 
 from evals.metrics import MetricResult
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.store import schemas
 
 
@@ -48,8 +48,8 @@ def write_eval_run(
         }
         for r in results
     ]
-    pack.store.ensure_table(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA)
-    pack.store.append(
+    storage_of(pack).ensure_table(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA)
+    storage_of(pack).append(
         schemas.EVAL_RUNS, pa.Table.from_pylist(rows, schema=schemas.EVAL_RUNS_SCHEMA)
     )
     return run_id
@@ -57,10 +57,10 @@ def write_eval_run(
 
 def read_eval_runs(pack: Pack, run_id: str | None = None) -> pl.DataFrame:
     """Every stored result (or one run's), oldest first; empty when never evaluated."""
-    if not pack.store.has_table(schemas.EVAL_RUNS):
+    if not storage_of(pack).has_table(schemas.EVAL_RUNS):
         return cast(pl.DataFrame, pl.from_arrow(schemas.EVAL_RUNS_SCHEMA.empty_table()))
-    pack.store.latest_version(schemas.EVAL_RUNS)  # other handles' runs too
-    rows = pack.store.scan(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA.names)
+    storage_of(pack).latest_version(schemas.EVAL_RUNS)  # other handles' runs too
+    rows = storage_of(pack).scan(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA.names)
     frame = cast(pl.DataFrame, pl.from_arrow(rows))
     if run_id is not None:
         frame = frame.filter(pl.col("run_id") == run_id)

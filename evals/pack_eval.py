@@ -24,7 +24,7 @@ from evals.metrics import MetricResult, RankedQuery, RunContext, retrieval_resul
 from packs.embeddings import EmbeddingInfo
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import EmbeddingMismatch, InvalidInput
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.store import schemas
 from packs.store.filters import in_clause
 
@@ -73,14 +73,14 @@ def check_embedding(pack: Pack, queries_by: EmbeddingInfo | None = None) -> None
 def pin(pack: Pack, version: int | None = None) -> int:
     """Check the ``memories`` table out at ``version`` (default: the latest) and return
     it. Every later read through this handle sees that version."""
-    versions = [v["version"] for v in pack.store.versions(schemas.MEMORIES)]
+    versions = [v["version"] for v in storage_of(pack).versions(schemas.MEMORIES)]
     chosen = max(versions) if version is None else version
     if chosen not in versions:
         raise InvalidInput(
             f"Pack {pack.name!r} has no memories version {chosen}; it has versions "
             f"{min(versions)}..{max(versions)}. Pass one of those, or none for the latest."
         )
-    pack.store.pin(schemas.MEMORIES, int(chosen))
+    storage_of(pack).pin(schemas.MEMORIES, int(chosen))
     return int(chosen)
 
 
@@ -96,7 +96,7 @@ def evaluate_pack(
     """Score ``eval_set`` against ``pack`` at ``version``; see the module docstring."""
     check_embedding(pack, queries_by)
     pinned = pin(pack, version)
-    ids = pack.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist()
+    ids = storage_of(pack).scan(schemas.MEMORIES, ["id"])["id"].to_pylist()
     check_known_ids(eval_set, ids, f"Pack {pack.name!r} (version {pinned})")
     if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks) or not ks:
         raise InvalidInput(f"Cutoffs must be positive ints, got {list(ks)!r}.")
@@ -174,7 +174,9 @@ def _reference_texts(pack: Pack, eval_set: EvalSet) -> dict[str, str]:
     wanted = sorted({row_id(ref) for q in eval_set.queries for ref in q.relevant})
     if not wanted:
         return {}
-    rows = pack.store.scan(
-        schemas.MEMORIES, ["id", "intent_text"], in_clause("id", wanted)
-    ).to_pylist()
+    rows = (
+        storage_of(pack)
+        .scan(schemas.MEMORIES, ["id", "intent_text"], in_clause("id", wanted))
+        .to_pylist()
+    )
     return {row["id"]: row["intent_text"] for row in rows}

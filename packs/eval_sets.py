@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 
 from packs.errors import InvalidInput, WolfieError
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 
 EVAL_SETS = "eval_sets"
 EVAL_SETS_SCHEMA = pa.schema(
@@ -64,17 +64,17 @@ def store_eval_set(pack: Pack, name: str, jsonl: str, source: str | None = None)
         datetime.now(UTC),
     )
     row = pa.Table.from_pylist([asdict(stored)], schema=EVAL_SETS_SCHEMA)
-    pack.store.ensure_table(EVAL_SETS, EVAL_SETS_SCHEMA)
-    pack.store.merge(EVAL_SETS, row, "name", update=True)
+    storage_of(pack).ensure_table(EVAL_SETS, EVAL_SETS_SCHEMA)
+    storage_of(pack).merge(EVAL_SETS, row, "name", update=True)
     return stored
 
 
 def stored_eval_sets(pack: Pack) -> list[StoredEvalSet]:
     """Every eval set stored with ``pack``, by name; empty when none was stored."""
-    if not pack.store.has_table(EVAL_SETS):
+    if not storage_of(pack).has_table(EVAL_SETS):
         return []
-    pack.store.latest_version(EVAL_SETS)  # sets stored by other handles too
-    rows = pack.store.scan(EVAL_SETS, EVAL_SETS_SCHEMA.names).to_pylist()
+    storage_of(pack).latest_version(EVAL_SETS)  # sets stored by other handles too
+    rows = storage_of(pack).scan(EVAL_SETS, EVAL_SETS_SCHEMA.names).to_pylist()
     return sorted((StoredEvalSet(**row) for row in rows), key=lambda s: s.name)
 
 

@@ -145,10 +145,6 @@ class Pack:
         return self._svc.embedder.info
 
     @property
-    def store(self) -> PackStore:  # the storage gateway, for flows and tools
-        return self._store
-
-    @property
     def tuning(self) -> TuningService:  # tune, history, rollback (docs/tuning.md)
         return self._svc.tuning
 
@@ -320,3 +316,10 @@ class Pack:
         """The five maturity signals and the stage; ``record`` appends a state trace."""
         self.flush()
         return measure_maturity(self._store, self._settings.value.rewards.alpha, record=record)
+
+
+def storage_of(pack: Pack) -> PackStore:
+    """The storage gateway under ``pack``: a named seam for the Pack's own services
+    (upkeep, transfer, lessons, reports), the eval tools, benchmarks and tests that check
+    what storage holds. Not an attribute of the facade, and not the public API."""
+    return pack._store

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.store import schemas
 from packs.store.erasure import ID_CHUNK, purge_pending
 from packs.store.lifecycle import expired_clause, has_lifecycle
@@ -28,20 +28,20 @@ def maintain(
     and build the indexes that are due."""
     if retention is None:
         retention = timedelta(hours=pack.settings.flush.version_retention_hours)
-    pack.store.require_writable("maintain the Pack")
+    storage_of(pack).require_writable("maintain the Pack")
     pack.flush()
     expired = forget_expired(pack)
-    purged = purge_pending(pack.store)
-    report = maintain_store(pack.store, retention, index_threshold)
+    purged = purge_pending(storage_of(pack))
+    report = maintain_store(storage_of(pack), retention, index_threshold)
     return dataclasses.replace(report, expired=expired, purged=purged)
 
 
 def forget_expired(pack: Pack, now: datetime | None = None) -> int:
     """Forget every memory whose ``expires_at`` is past (already never recalled); how many."""
-    if not has_lifecycle(pack.store):
+    if not has_lifecycle(storage_of(pack)):
         return 0
     clause = expired_clause(now or datetime.now(UTC))
-    ids = pack.store.scan(schemas.MEMORIES, ["id"], clause)["id"].to_pylist()
+    ids = storage_of(pack).scan(schemas.MEMORIES, ["id"], clause)["id"].to_pylist()
     forgotten = 0
     for start in range(0, len(ids), ID_CHUNK):  # by filter: one forgotten meanwhile is no error
         forgotten += len(pack.forget(where={"id": ids[start : start + ID_CHUNK]}).memory_ids)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.store import schemas
 
 _COLUMNS = [
@@ -34,7 +34,7 @@ class UtilityExtremes:
 def utility_extremes(pack: Pack, n: int = 5) -> UtilityExtremes:
     """The ``n`` rewarded rows of highest utility and the ``n`` of lowest (disjoint: with
     fewer than ``2n`` rewarded rows, the bottom list holds what the top list left)."""
-    rows = pack.store.scan(schemas.MEMORIES, _COLUMNS, "reward_count > 0").to_pylist()
+    rows = storage_of(pack).scan(schemas.MEMORIES, _COLUMNS, "reward_count > 0").to_pylist()
     rows.sort(key=lambda r: (-r["utility"], -r["confidence"], r["id"]))
     top = rows[:n]
     bottom = list(reversed(rows[len(top) :]))[:n]

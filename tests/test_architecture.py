@@ -342,3 +342,22 @@ def test_the_batch_system_never_imports_the_front_doors():
         )
         == []
     )
+
+
+def test_the_storage_gateway_is_no_attribute_of_the_facade():
+    """``Pack`` hands out no ``store``; outside ``packs/`` storage is reached through the
+    named seam ``packs.pack.storage_of`` (eval tools, benchmarks, tests), never ``.store``."""
+    from packs.pack import Pack
+
+    assert not hasattr(Pack, "store")
+    reached = []
+    for folder in ("wolfie", "tasks", "flows", "evals", "deployments", "tests", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr == "store"
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "packs")
+                ):
+                    reached.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert reached == []

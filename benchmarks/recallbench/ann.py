@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.recall import vector_cache
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
@@ -106,7 +107,7 @@ def build_ann_pack(root: Path, rows: int, seed: int, embedder: WordHashEmbedder)
             vectors = perturbed(base[idx % len(texts)], rng)
             exact[idx] = vectors
             table = knowledge_columns(lo, vectors, texts, schema, now)
-            pack.store.append(schemas.MEMORIES, table)
+            storage_of(pack).append(schemas.MEMORIES, table)
     np.save(root / _EXACT, exact)  # the scan's matrix, read back without Arrow's pool
 
 
@@ -148,7 +149,7 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
             pack._svc.recall.vectors.max_rows = 0
         ranking = pack.settings.ranking
         k1, delta, clause = ranking.k1, ranking.delta, visible_clause(None)
-        store = pack.store
+        store = storage_of(pack)
         paths: dict[str, Callable[[str], object]] = {}
         for nprobes, refine in SWEEP:
             paths[f"lancedb nprobes={nprobes} refine={refine}"] = _ann(
@@ -217,7 +218,7 @@ def _tail(pack: Pack, result: AnnResult, count: int, seed: int) -> None:
 
 
 def _unindexed(pack: Pack) -> int:
-    table = pack.store._table(schemas.MEMORIES)
+    table = storage_of(pack)._table(schemas.MEMORIES)
     for index in table.list_indices():
         if VECTOR_COLUMN in index.columns:
             stats = table.index_stats(index.name)

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
+from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.rows import knowledge_row, memory_id
 
@@ -222,8 +223,8 @@ def build_pack(
                 corpus_row(int(i), texts[int(b)], vecs[j], now, rng)
                 for j, (i, b) in enumerate(zip(idx, base, strict=True))
             ]
-            pack.store.append(schemas.MEMORIES, pa.Table.from_pylist(rows, schema=schema))
-        pack.store.optimize(schemas.MEMORIES)
+            storage_of(pack).append(schemas.MEMORIES, pa.Table.from_pylist(rows, schema=schema))
+        storage_of(pack).optimize(schemas.MEMORIES)
     return time.perf_counter() - start
 
 
@@ -270,5 +271,5 @@ def build_knowledge_pack(root: Path, name: str, size: int, seed: int) -> tuple[f
             KnowledgeChunk(text, f"bench://doc-{i // 40}", i, f"Doc {i // 40}")
             for i, text in enumerate(texts)
         )
-        pack.store.optimize(schemas.MEMORIES)
+        storage_of(pack).optimize(schemas.MEMORIES)
     return time.perf_counter() - start, texts

@@ -36,6 +36,7 @@ from embedbench.engines import SessionEngine, session, tokenizer
 
 from packs import Pack
 from packs.embeddings.onnx_minilm import default_tokenizer_path
+from packs.pack import storage_of
 from packs.recall.vector_cache import one_thread_product
 
 from .corpus import build_pack
@@ -70,7 +71,7 @@ class Tags:
     def __init__(self, pack: Pack) -> None:
         self.now: set[str] = set()
         self.commits = self.collections = 0
-        store = pack.store
+        store = storage_of(pack)
         for method in ("append", "merge", "increment", "optimize"):
             setattr(store, method, self._wrap(getattr(store, method)))
         gc.callbacks.append(self._gc)

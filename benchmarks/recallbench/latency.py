@@ -25,6 +25,7 @@ import numpy as np
 
 from packs import Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
+from packs.pack import storage_of
 from packs.recall.phases import CANDIDATE_COLUMNS
 from packs.store import schemas
 
@@ -48,7 +49,7 @@ class WriteTracker:
         self.commits: dict[str, int] = {}
         self.seconds: list[float] = []
         self.by_key: dict[str, list[float]] = {}
-        store = pack.store
+        store = storage_of(pack)
         for method in ("append", "merge", "compact"):
             setattr(store, method, self._wrap(getattr(store, method), method))
 
@@ -133,7 +134,7 @@ def latency_paths(
 ) -> dict[str, Callable[[str], object]]:
     """``pack`` ranks with the Pack default (contextual utility), ``plain`` is a second
     handle on the same tables with ``utility_mode="global"`` (plain MemRL)."""
-    table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
+    table = lancedb.connect(storage_of(pack).location.uri).open_table(schemas.MEMORIES)  # raw path
     k1 = pack.settings.ranking.k1
 
     def raw(query: str) -> object:

@@ -32,6 +32,7 @@ import numpy as np
 import Stemmer
 
 from packs import Pack
+from packs.pack import storage_of
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.recall.vector_cache import one_thread_product
 from packs.records import Recall
@@ -66,12 +67,12 @@ class ExactScan:
     """The limit: exact cosine top-k over the table's vectors held as one matrix."""
 
     def __init__(self, pack: Pack) -> None:
-        arrow = pack.store.scan(schemas.MEMORIES, ["id", "intent_embedding"])
+        arrow = storage_of(pack).scan(schemas.MEMORIES, ["id", "intent_embedding"])
         flat = arrow["intent_embedding"].combine_chunks().flatten().to_numpy()
         matrix = flat.reshape(arrow.num_rows, -1).astype(np.float32)
         self.matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
         self.ids = np.array(arrow["id"].to_pylist())
-        texts = pack.store.scan(schemas.MEMORIES, ["intent_text", "title"]).to_pylist()
+        texts = storage_of(pack).scan(schemas.MEMORIES, ["intent_text", "title"]).to_pylist()
         self.stemmer = Stemmer.Stemmer("english")
         self.bm25 = bm25s.BM25()
         self.bm25.index(
@@ -115,7 +116,9 @@ def run_limit(
     with Pack.open(name, root, embedder=embedder) as pack:
         k1, delta = pack.settings.ranking.k1, pack.settings.ranking.delta
         scan = ExactScan(pack)
-        table = lancedb.connect(pack.store.location.uri).open_table(schemas.MEMORIES)  # raw path
+        table = lancedb.connect(storage_of(pack).location.uri).open_table(
+            schemas.MEMORIES
+        )  # raw path
         pack.search(queries[0])  # a new handle's first search is LanceDB's
         rss = rss_mib()
         start = time.perf_counter()
@@ -160,7 +163,7 @@ def run_limit(
         clause = visible_clause(None)
         for query in queries:
             vector = embedder.embed([query])[0]
-            found = phase_a(pack.store, vector, k1, clause, delta, pack._svc.recall.vectors)
+            found = phase_a(storage_of(pack), vector, k1, clause, delta, pack._svc.recall.vectors)
             agree_k1.append(overlap(found.ids, scan.top(vector, k1, delta)))
             exact3 = scan.top(vector, 3, delta)
             agree_3.append(overlap(recalled[query], exact3))

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from packs import Pack
 from packs.embeddings.onnx_minilm import OnnxMiniLM
+from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.rows import tags_of
 from packs.store.scopes import SCOPE_KEY
@@ -117,7 +118,9 @@ def build_scale_pack(root: Path, rows: int, scopes: int, seed: int) -> BuiltPack
             idx = np.arange(lo, min(rows, lo + _BATCH))
             vectors = perturbed(base[idx % len(texts)], rng)
             exact[idx] = vectors
-            pack.store.append(schemas.MEMORIES, _columns(lo, vectors, texts, members, schema, now))
+            storage_of(pack).append(
+                schemas.MEMORIES, _columns(lo, vectors, texts, members, schema, now)
+            )
         build_s = time.perf_counter() - start
         start = time.perf_counter()
         report = maintain(pack, retention=timedelta(0))

@@ -27,6 +27,7 @@ import numpy as np
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
+from packs.pack import storage_of
 from packs.recall.phases import phase_a
 from packs.store.scopes import visible_clause
 
@@ -141,7 +142,7 @@ def run_scopes(
             vector = embedder.embed([query])[0]
             clause = visible_clause(f"u{turn[query]}")
             found = phase_a(
-                pack.store,
+                storage_of(pack),
                 vector,
                 k1,
                 clause,

@@ -17,7 +17,7 @@ from packs.ingest.chunking import knowledge_chunk
 from packs.ingest.media import StepResult, media_record
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcript import stored_chunks
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.records import KnowledgeChunk
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
@@ -69,10 +69,10 @@ def stored_rows(
         return {}
     kind = f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"
     where = f"{kind} AND {in_clause('source', sources)} AND {same_scope_clause(scope)}"
-    if not pack.store.count(schemas.MEMORIES, where):
+    if not storage_of(pack).count(schemas.MEMORIES, where):
         return {}
     columns = ["source", "source_position", "intent_text"]
-    rows = pack.store.scan(schemas.MEMORIES, columns, where).to_pylist()
+    rows = storage_of(pack).scan(schemas.MEMORIES, columns, where).to_pylist()
     return {(r["source"], int(r["source_position"])): r["intent_text"] for r in rows}
 
 
@@ -128,13 +128,13 @@ def stored_documents(
             batch = ordered[start : start + _LOOKUP_BATCH]
             where = f"{scoped} AND source_position = 0 AND {in_clause('intent_text', batch)}"
             candidates |= set(
-                pack.store.scan(schemas.MEMORIES, ["source"], where)["source"].to_pylist()
+                storage_of(pack).scan(schemas.MEMORIES, ["source"], where)["source"].to_pylist()
             )
         if not candidates:
             continue
         where = f"{scoped} AND {in_clause('source', sorted(candidates))}"
         columns = ["source", "source_position", "intent_text"]
-        for row in pack.store.scan(schemas.MEMORIES, columns, where).to_pylist():
+        for row in storage_of(pack).scan(schemas.MEMORIES, columns, where).to_pylist():
             doc = found.setdefault(scope, {}).setdefault(row["source"], {})
             doc[int(row["source_position"])] = row["intent_text"]
     return found

@@ -16,7 +16,7 @@ import polars as pl
 
 from packs.lessons.refresh import RECENT_REWARDS
 from packs.lessons.writers import PROMPT_VERSION, LessonEvidence
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.store import schemas
 from packs.store.filters import in_clause
 
@@ -40,9 +40,11 @@ def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
     if not memory_ids:
         return []
     pack.flush()  # the rewards this handle buffered are part of the evidence
-    rows = pack.store.scan(schemas.MEMORIES, _COLUMNS, in_clause("id", memory_ids)).to_pylist()
+    rows = (
+        storage_of(pack).scan(schemas.MEMORIES, _COLUMNS, in_clause("id", memory_ids)).to_pylist()
+    )
     events = pl.from_arrow(
-        pack.store.scan(
+        storage_of(pack).scan(
             schemas.REWARD_EVENTS,
             ["memory_id", "value", "weight", "created_at", "writer", "seq"],
             in_clause("memory_id", memory_ids),

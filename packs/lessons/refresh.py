@@ -23,7 +23,7 @@ from packs.lessons.writers import (
     LessonWriterError,
     redact_url_credentials,
 )
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.store import schemas
 
 RECENT_REWARDS = 5
@@ -70,7 +70,7 @@ def lesson_candidates(pack: Pack, limit: int | None = None) -> list[LessonEviden
         .group_by("memory_id")
         .agg(last_at=pl.col("created_at").max(), recent=pl.col("value").tail(RECENT_REWARDS))
     )
-    memories = pl.from_arrow(pack.store.scan(schemas.MEMORIES, _MEMORY_COLUMNS))
+    memories = pl.from_arrow(storage_of(pack).scan(schemas.MEMORIES, _MEMORY_COLUMNS))
     assert isinstance(memories, pl.DataFrame)
     due = (
         memories.join(latest, left_on="id", right_on="memory_id", how="inner")
@@ -99,7 +99,7 @@ def lesson_candidates(pack: Pack, limit: int | None = None) -> list[LessonEviden
 
 def refresh_lessons(pack: Pack, writer: LessonWriter, limit: int | None = None) -> LessonReport:
     """Write lessons for every memory with new evidence; keep old lessons on failure."""
-    pack.store.require_writable("refresh lessons")
+    storage_of(pack).require_writable("refresh lessons")
     candidates = lesson_candidates(pack, limit)
     now = datetime.now(UTC)
     written: list[dict[str, Any]] = []

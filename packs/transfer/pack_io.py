@@ -40,7 +40,7 @@ from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import InvalidInput, NoSuchPack, SchemaVersionError
 from packs.eval_sets import EVAL_SETS, EVAL_SETS_SCHEMA
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 from packs.settings import PackSettings
 from packs.store import schemas
 from packs.store.filters import sql_literal
@@ -87,7 +87,7 @@ def export_pack(pack: Pack, path: str | os.PathLike[str]) -> TransferReport:
         raise InvalidInput(f"The folder {str(target.parent)!r} does not exist.")
     if not pack.read_only:
         pack.flush()
-    store = pack.store
+    store = storage_of(pack)
     names = sorted(store.table_names() - set(NEVER_IMPORTED))  # no tombstones
     names = [*[n for n in names if n != schemas.PACK_META], schemas.PACK_META]
     versions = {name: store.version(name) for name in names}
@@ -170,7 +170,7 @@ def import_pack(
         staged.facts.check(settings.max_text_chars)
         if target is not None:
             with opened(read_only=True) as pack:
-                check_collisions(pack.store, staged.facts)
+                check_collisions(storage_of(pack), staged.facts)
         with opened() as pack:
             info.check_compatible(pack.embedding, name)
             _write_staged(pack, staged, keep_settings=merged)
@@ -202,7 +202,7 @@ def _existing(opened: Callable[..., Pack]) -> _Target | None:
     """The target Pack as it is before the import (read-only), or None if there is none."""
     try:
         with opened(read_only=True, create=False) as pack:
-            store = pack.store
+            store = storage_of(pack)
             rows = any(store.count(t) for t in CONTENT if store.has_table(t))
             return _Target(pack.root, pack.settings, rows)
     except NoSuchPack:
@@ -211,7 +211,7 @@ def _existing(opened: Callable[..., Pack]) -> _Target | None:
 
 def _write_staged(pack: Pack, staged: Staged, *, keep_settings: bool) -> None:
     """Write what :func:`stage` checked: each table by insert-only merge on its key."""
-    store = pack.store
+    store = storage_of(pack)
     known = _tables(pack.embedding.dim)
     for name in staged.tables:
         if name in staged.skipped or name == schemas.PACK_META:

@@ -30,6 +30,7 @@ from evals.episodes import load_episodes, run_epochs
 from flows.demo import DEMO_DIR, DEMO_MEDIA
 from packs import Pack
 from packs.bundles import load_bundle
+from packs.pack import storage_of
 from tests.support.prefect_runs import FinishedRun, PrefectApi, background
 
 pytestmark = pytest.mark.slow
@@ -169,7 +170,7 @@ def check_half(runs: list[FinishedRun], pack: str, root: str) -> None:
     assert "data:image/png;base64," in artifacts["pack-health"][f"{pack}-health-chart"]
     assert "data:image/png;base64," in artifacts["eval-pack"][f"eval-{pack}-demo-trend"]
     with Pack.open(pack, root, read_only=True) as handle:
-        sources = set(handle.store.scan("memories", ["source"])["source"].to_pylist())
+        sources = set(storage_of(handle).scan("memories", ["source"])["source"].to_pylist())
     assert any(s and s.endswith("risk.md") for s in sources), sources
     assert any(s and s.startswith("media:") for s in sources), sources
 

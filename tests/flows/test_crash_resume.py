@@ -33,6 +33,7 @@ import pytest
 from packs import Pack
 from packs.lessons.refresh import refresh_lessons
 from packs.lessons.writers import TemplateLessonWriter
+from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from tests.support.crash import (
@@ -105,7 +106,7 @@ def learning_rows(root: str) -> dict[str, Any]:
         events = pack.query("rewards").select(
             "event_id", "idempotency_key", "episode_id", "memory_id", "value", "weight"
         )
-        merges = pack.store.scan(schemas.MERGES, ["merge_id", "memory_id"])
+        merges = storage_of(pack).scan(schemas.MERGES, ["merge_id", "memory_id"])
         lessons = pack.query("lessons").select("memory_id", "status", "lesson")
         traces = pack.query("traces").drop("at").with_columns(pl.selectors.float().round(9))
     return {
@@ -157,10 +158,10 @@ def learning(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
         pack.flush()
         # Drift for recompute-utilities to repair: a utility no reward event explains.
         stale = pack.remember("The coffee machine broke before the open", "Used the kettle").id
-        fields = pack.store._table(schemas.MEMORIES).schema
+        fields = storage_of(pack)._table(schemas.MEMORIES).schema
         schema = pa.schema([fields.field("id"), fields.field("utility")])
         drift = pa.table({"id": [stale], "utility": [0.7]}, schema=schema)
-        pack.store.merge(schemas.MEMORIES, drift, "id", update=True, insert=False)
+        storage_of(pack).merge(schemas.MEMORIES, drift, "id", update=True, insert=False)
     return reference("learning", base, folder / "reference", {"episodes": episodes})
 
 
@@ -216,7 +217,9 @@ def prepared(plan: KillPlan, fixture: Fixture) -> KillPlan:
 def stale_merge_counts(root: str) -> int:
     """Memories whose merge_count differs from their rows in the merges log."""
     with Pack.open(PACK, root, read_only=True) as pack:
-        logged = Counter(pack.store.scan(schemas.MERGES, ["memory_id"])["memory_id"].to_pylist())
+        logged = Counter(
+            storage_of(pack).scan(schemas.MERGES, ["memory_id"])["memory_id"].to_pylist()
+        )
         counts = pack.query("items").select("id", "merge_count").rows()
     return sum(1 for memory_id, count in counts if count != logged.get(memory_id, 0))
 

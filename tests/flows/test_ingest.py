@@ -28,6 +28,7 @@ from packs.ingest.progress import ProgressEvent, listening
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcribe import TranscribeOptions
 from packs.ingest.transcript import iter_segments
+from packs.pack import storage_of
 from packs.store.rows import knowledge_id
 from tasks.publish_runs import MEDIA_SUMMARY_KEY as SUMMARY_KEY
 from tests.support.media import Clips, Spoken, make_clips, serve
@@ -66,7 +67,7 @@ def pack_rows(target: IngestTarget, media_id: str) -> list[dict[str, Any]]:
     with Pack.open(target.pack, target.root, read_only=True, storage_options=options) as pack:
         where = f"source = 'media:{media_id}'"
         columns = ["id", "source_position", "start_s", "end_s", "intent_text"]
-        rows = pack.store.scan("memories", columns, where).to_pylist()
+        rows = storage_of(pack).scan("memories", columns, where).to_pylist()
     return sorted(rows, key=lambda r: r["source_position"])
 
 

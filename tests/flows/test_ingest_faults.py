@@ -18,6 +18,7 @@ from packs.ingest.media import fetch_step
 from packs.ingest.sources import MAX_URL_CHARS
 from packs.ingest.transcript import chunk_step, stored_chunks, transcribe_step
 from packs.ingest.upsert import upsert_chunks
+from packs.pack import storage_of
 from packs.store.rows import knowledge_id
 from tests.support.media import Clips, bad_files, closed_port, make_clips, serve
 from tests.support.proxy import flaky_proxy
@@ -45,9 +46,11 @@ def server(media: Clips, bad: dict[str, Path]):
 
 def media_rows(root: str, media_id: str, options: dict[str, str] | None = None) -> list[int]:
     with Pack.open("p", root, read_only=True, storage_options=options) as pack:
-        rows = pack.store.scan(
-            "memories", ["source_position"], f"source = 'media:{media_id}'"
-        ).to_pylist()
+        rows = (
+            storage_of(pack)
+            .scan("memories", ["source_position"], f"source = 'media:{media_id}'")
+            .to_pylist()
+        )
     return sorted(r["source_position"] for r in rows)
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from flows.ingest import with_dask
 from packs import Pack
+from packs.pack import storage_of
 from tests.support.media import Clips, make_clips, serve, to_mp3
 from wolfie.cli import app
 
@@ -67,5 +68,5 @@ def test_wolfie_ingest_shows_progress_and_a_summary(media: Clips, server: str, t
     assert "1 of 2 ingested" in output and "ingested" in output
     assert "SourceNotFound" in output and "missing.mp3" in output
     with Pack.open("cli", root, read_only=True) as pack:
-        titles = {r["title"] for r in pack.store.scan("memories", ["title"]).to_pylist()}
+        titles = {r["title"] for r in storage_of(pack).scan("memories", ["title"]).to_pylist()}
     assert {"hello", "Shift guide > Keys"} <= titles

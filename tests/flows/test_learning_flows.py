@@ -24,6 +24,7 @@ from flows.learning import maintain_pack, pack_health, recompute_utilities, refr
 from packs import Pack
 from packs.bundles import load_bundle
 from packs.errors import EmptyPack, PackNotFound, SchemaVersionError
+from packs.pack import storage_of
 from packs.records import KnowledgeChunk
 from packs.store import schemas as S
 from packs.store.rows import knowledge_row
@@ -74,14 +75,15 @@ def test_recompute_equals_online_and_is_idempotent(root):
     # lose the online utilities, as a crash between the log and the utilities would
     with Pack.open("journal", root) as pack:
         online = {
-            r["id"]: r["utility"] for r in pack.store._table(S.MEMORIES).to_arrow().to_pylist()
+            r["id"]: r["utility"]
+            for r in storage_of(pack)._table(S.MEMORIES).to_arrow().to_pylist()
         }
-        pack.store._table(S.MEMORIES).update(values={"utility": 0.0})
-        version = pack.store._table(S.MEMORIES).version
+        storage_of(pack)._table(S.MEMORIES).update(values={"utility": 0.0})
+        version = storage_of(pack)._table(S.MEMORIES).version
     repaired = recompute_utilities(pack="journal", root=root)
     assert repaired.changed == sum(1 for u in online.values() if u != 0.0)
     with Pack.open("journal", root, read_only=True) as pack:
-        table = pack.store._table(S.MEMORIES)
+        table = storage_of(pack)._table(S.MEMORIES)
         assert table.version == version + 1  # one commit: old or new, never half
         rebuilt = {r["id"]: r["utility"] for r in table.to_arrow().to_pylist()}
     assert rebuilt == pytest.approx(online)
@@ -93,12 +95,12 @@ def test_refresh_lessons_template_then_no_op(root):
     report = refresh_lessons_flow(pack="journal", root=root, writer="template")
     assert report.written == report.candidates > 0 and not report.failures
     with Pack.open("journal", root, read_only=True) as pack:
-        rows = pack.store._table(S.MEMORIES).to_arrow().to_pylist()
+        rows = storage_of(pack)._table(S.MEMORIES).to_arrow().to_pylist()
         lessons = [r for r in rows if r["experience_summary"]]
         assert len(lessons) == report.written
         failing = [r for r in lessons if r["utility"] < -0.1]
         assert all("Avoid" in r["experience_summary"] for r in failing)
-        assert pack.store._table(S.LESSON_LOG).count_rows() == report.written
+        assert storage_of(pack)._table(S.LESSON_LOG).count_rows() == report.written
         recall = pack.search("I missed the move, should I jump in?")
         assert "## Lessons" in recall.prompt and "[template lesson]" in recall.prompt
     assert refresh_lessons_flow(pack="journal", root=root, writer="template").candidates == 0
@@ -127,7 +129,8 @@ def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch)
         assert report.written == 3 and len(s.requests) == 3
     with Pack.open("journal", root, read_only=True) as pack:
         lessons = [
-            r["experience_summary"] for r in pack.store._table(S.MEMORIES).to_arrow().to_pylist()
+            r["experience_summary"]
+            for r in storage_of(pack)._table(S.MEMORIES).to_arrow().to_pylist()
         ]
     assert lessons.count("Wait for the retest before buying.") == 3
 
@@ -145,7 +148,7 @@ def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
     assert report.written == 0 and set(report.failures) == set(recall.ids)
     with Pack.open("journal", root, read_only=True) as pack:
         assert {i: pack.get(i)["experience_summary"] for i in recall.ids} == before
-        log = pack.store._table(S.LESSON_LOG).to_arrow().to_pylist()
+        log = storage_of(pack)._table(S.LESSON_LOG).to_arrow().to_pylist()
         assert sum(1 for r in log if r["status"] == "failed") == len(recall.ids)
 
 
@@ -154,7 +157,7 @@ def test_pack_health_appends_traces_and_publishes_a_chart(root):
     second = pack_health(pack="journal", root=root)
     assert first.episode_count == second.episode_count == 24  # 12 demo episodes, 2 epochs
     with Pack.open("journal", root, read_only=True) as pack:
-        assert pack.store._table(S.STATE_TRACES).count_rows() == 2
+        assert storage_of(pack)._table(S.STATE_TRACES).count_rows() == 2
     found = artifacts("journal-health", "journal-health-chart")
     assert "data:image/png;base64," in str(found["journal-health-chart"])
     assert "hit_rate" in str(found["journal-health"])
@@ -167,9 +170,11 @@ def test_pack_health_shows_best_and_worst_memories_with_their_lessons(root):
     _, found = run_artifacts(pack_health, pack="journal", root=root)
     markdown = found["journal-utility-extremes"]
     with Pack.open("journal", root, read_only=True) as pack:
-        rows = pack.store.scan(
-            S.MEMORIES, ["id", "utility", "experience_summary"], "reward_count > 0"
-        ).to_pylist()
+        rows = (
+            storage_of(pack)
+            .scan(S.MEMORIES, ["id", "utility", "experience_summary"], "reward_count > 0")
+            .to_pylist()
+        )
     rows.sort(key=lambda r: r["utility"])
     best, worst = rows[-1], rows[0]
     assert best["utility"] > 0 > worst["utility"]
@@ -190,17 +195,17 @@ def test_maintenance_compacts_and_builds_indexes(root):
             rows.append(knowledge_row(chunk, vec / np.linalg.norm(vec), pack_now()))
         schema = S.memories_schema(384)
         for start in range(0, 600, 100):  # six commits: six small fragments
-            pack.store.append(
+            storage_of(pack).append(
                 S.MEMORIES, pa.Table.from_pylist(rows[start : start + 100], schema=schema)
             )
-        before = pack.store.fragment_count(S.MEMORIES)
+        before = storage_of(pack).fragment_count(S.MEMORIES)
     report = maintain_pack(pack="journal", root=root, retention_days=0, index_threshold=500)
     assert report.fragments_after["memories"] < before
     assert "memories.intent_embedding (ivf_sq, cosine)" in report.indexes_built
     with Pack.open("journal", root) as pack:
         assert pack.search("I missed the move, should I jump in?").items
         # retention 0 drops every old version; optimize's own two commits may remain
-        assert len(pack.store._table(S.MEMORIES).list_versions()) <= 2
+        assert len(storage_of(pack)._table(S.MEMORIES).list_versions()) <= 2
     assert report.versions_removed["memories"] >= 6
     assert maintain_pack(pack="journal", root=root, index_threshold=500).indexes_built == []
 
@@ -221,6 +226,6 @@ def test_flows_refuse_missing_empty_and_newer_packs(tmp_path):
         pack_health(pack="empty", root=root)
     with Pack.open("future", root) as pack:
         pack.remember("intent", "response")
-        pack.store.write_meta({"schema_version": S.SCHEMA_VERSION + 1})
+        storage_of(pack).write_meta({"schema_version": S.SCHEMA_VERSION + 1})
     with pytest.raises(SchemaVersionError):
         refresh_lessons_flow(pack="future", root=root)

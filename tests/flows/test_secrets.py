@@ -11,6 +11,7 @@ from flows.config import LessonWriterSettings, build_lesson_writer
 from flows.demo import demo_flow
 from flows.learning import pack_health, recompute_utilities, refresh_lessons_flow
 from packs import Pack
+from packs.pack import storage_of
 from packs.store.locations import locate
 from tests.support.json_server import chat_reply, json_server
 
@@ -57,8 +58,8 @@ def test_s3_and_llm_keys_never_leak(s3, monkeypatch, caplog):
         writer = build_lesson_writer("openai")
         reprs = [repr(writer), repr(LessonWriterSettings()), str(LessonWriterSettings())]
     with Pack.open("secret", root, read_only=True) as pack:
-        reprs += [repr(pack), repr(pack.store.location), repr(locate("secret", root))]
-        assert pack.store.location.storage_options["aws_secret_access_key"] == S3_SECRET
+        reprs += [repr(pack), repr(storage_of(pack).location), repr(locate("secret", root))]
+        assert storage_of(pack).location.storage_options["aws_secret_access_key"] == S3_SECRET
     said = everything_said(caplog) + "\n".join(reprs)
     for secret in (S3_SECRET, S3_KEY_ID, LLM_KEY):
         assert secret not in said

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from flows.learning import recompute_utilities
 from packs import Pack
 from packs.errors import StorageError, TransientStorageError, is_transient
+from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.packs import table_versions
 from tests.support.proxy import FaultyHttpProxy, faulty_http_proxy
@@ -150,7 +151,7 @@ def test_creating_a_table_without_write_access_names_the_pack_and_step(setup):
     with Pack.open("p", setup.root, storage_options=setup.options()) as pack:
         schema = pa.schema([pa.field("id", pa.string())])
         with pytest.raises(StorageError) as denied:
-            pack.store.ensure_table("extra", schema)
+            storage_of(pack).ensure_table("extra", schema)
     assert "Pack 'p'" in str(denied.value) and "step \"create table 'extra'\"" in str(denied.value)
     assert setup.proxy.injected[403] >= 1
 
@@ -159,7 +160,9 @@ def test_recompute_utilities_flow_retries_a_503_spell_and_refuses_a_denial(setup
     with Pack.open("p", setup.root, storage_options=setup.s3.storage_options) as pack:
         rate_all(pack, setup.episodes, "flow")
         pack.flush()
-        pack.store.increment(schemas.MEMORIES, [pack.query("items")["id"][0]], "reward_count", 5)
+        storage_of(pack).increment(
+            schemas.MEMORIES, [pack.query("items")["id"][0]], "reward_count", 5
+        )
     for name, value in setup.s3.env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_ENDPOINT_URL", setup.proxy.url)

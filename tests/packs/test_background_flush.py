@@ -8,6 +8,7 @@ import threading
 import time
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.packs import SeededEmbedder
 
@@ -18,20 +19,20 @@ def test_a_due_flush_runs_on_the_background_thread(tmp_path):
     with Pack.open("bg", tmp_path, embedder=SeededEmbedder(), settings=SETTINGS) as pack:
         pack.add_knowledge([KnowledgeChunk(f"rule {i}", "rules.md", i) for i in range(20)])
         threads: list[str] = []
-        append = pack.store.append
+        append = storage_of(pack).append
 
         def spy(*args, **kwargs):
             threads.append(threading.current_thread().name)
             return append(*args, **kwargs)
 
-        pack.store.append = spy  # type: ignore[method-assign]
+        storage_of(pack).append = spy  # type: ignore[method-assign]
         for i in range(2):  # about 9 rows each: due at the second, under twice the limit
             pack.recall(f"question {i}")
         assert "MainThread" not in threads  # no recall committed on its own thread
         deadline = time.monotonic() + 10
-        while pack.store.count(schemas.EPISODES) < 2 and time.monotonic() < deadline:
+        while storage_of(pack).count(schemas.EPISODES) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert pack.store.count(schemas.EPISODES) >= 2
+        assert storage_of(pack).count(schemas.EPISODES) >= 2
         assert threads and set(threads) == {"wolfie-flush"}
 
 
@@ -42,4 +43,4 @@ def test_the_caller_flushes_when_the_background_falls_behind(tmp_path):
         for i in range(5):
             pack.recall(f"question {i}")
             assert pack._svc.flusher._buffer.row_count() < 2 * SETTINGS["log_flush_rows"]
-        assert pack.store.count(schemas.EPISODES) >= 3  # written by the callers
+        assert storage_of(pack).count(schemas.EPISODES) >= 3  # written by the callers

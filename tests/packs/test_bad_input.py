@@ -16,6 +16,7 @@ from packs.errors import (
     TextTooLong,
     UnknownEpisode,
 )
+from packs.pack import storage_of
 from tests.support.packs import HashEmbedder, table_versions
 
 
@@ -93,7 +94,7 @@ def test_write_through_read_only_handle(trading_pack, tmp_path):
         lambda: reader.remember("a", "b"),
         lambda: reader.recall("breakout"),
         lambda: reader.feedback("ep_x", 1.0),
-        lambda: reader.store.drop_all(),
+        lambda: storage_of(reader).drop_all(),
     ):
         with pytest.raises(ReadOnlyPack):
             call()

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from packs import Pack
+from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support.remember_race import race
 
@@ -39,7 +40,7 @@ def test_three_processes_remembering_near_duplicates_store_one_memory(tmp_root: 
         assert {memory_id for [(memory_id, _, _)] in results} == {kept}  # every caller told so
         assert sorted(status for [(_, status, _)] in results) == ["created", "merged", "merged"]
         assert pack.get(kept)["merge_count"] == 2
-        merged = pack.store.scan(S.MERGES, ["intent_text"], f"memory_id = '{kept}'")
+        merged = storage_of(pack).scan(S.MERGES, ["intent_text"], f"memory_id = '{kept}'")
         texts = [*merged["intent_text"].to_pylist(), pack.get(kept)["intent_text"]]
         assert sorted(texts) == sorted(VARIANTS)  # every variant's provenance kept
 
@@ -60,9 +61,9 @@ def _settle(pack: Pack, memory_id: str) -> str:
     from packs.store.gateway import VECTOR_COLUMN
     from packs.store.scopes import same_scope_clause
 
-    [row] = pack.store.get(S.MEMORIES, f"id = '{memory_id}'", [VECTOR_COLUMN])
+    [row] = storage_of(pack).get(S.MEMORIES, f"id = '{memory_id}'", [VECTOR_COLUMN])
     vector = np.asarray(row[VECTOR_COLUMN], dtype=np.float32)
-    return settle(pack.store, memory_id, vector, same_scope_clause(None), 0.89).memory_id
+    return settle(storage_of(pack), memory_id, vector, same_scope_clause(None), 0.89).memory_id
 
 
 def test_a_use_of_a_memory_folded_meanwhile_counts_on_the_memory_it_was_folded_into(tmp_root):
@@ -93,11 +94,13 @@ def test_a_racer_used_before_its_fold_deletes_stays(tmp_root):
         winner = first.remember(VARIANTS[0], "Set an alert next time").id
     loser = _racer(tmp_root, VARIANTS[1], "set an alert next time")
     with Pack.open("race", tmp_root) as user, Pack.open("race", tmp_root) as settler:
-        rows = {r["id"]: r for r in settler.store.scan(S.MEMORIES, _COLUMNS).to_pylist()}
+        rows = {r["id"]: r for r in storage_of(settler).scan(S.MEMORIES, _COLUMNS).to_pylist()}
         assert rows[loser]["usage_count"] == 0  # the settler's look: unused
         user.recall("stock broke out while away from the desk", k=2)
         user.flush()
-        assert _fold(settler.store, rows[winner], rows[loser]) is False
+        assert _fold(storage_of(settler), rows[winner], rows[loser]) is False
         stored = settler.query("memories")
         assert stored.filter(stored["id"] == loser)["usage_count"].to_list() == [1]
-        assert not settler.store.has_table(S.MERGES) or settler.store.count(S.MERGES) == 0
+        assert (
+            not storage_of(settler).has_table(S.MERGES) or storage_of(settler).count(S.MERGES) == 0
+        )

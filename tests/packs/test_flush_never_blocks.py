@@ -11,6 +11,7 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import TransientStorageError
+from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.packs import SeededEmbedder
 
@@ -29,7 +30,7 @@ def pack(tmp_path):
 def held_flush(pack: Pack, table: str) -> tuple[threading.Event, threading.Event, threading.Thread]:
     """A flush on another thread that stops inside its first commit to ``table``."""
     inside, go = threading.Event(), threading.Event()
-    store = pack.store
+    store = storage_of(pack)
     merge, append = store.merge, store.append
 
     def holding(write):
@@ -72,7 +73,7 @@ def test_a_recall_during_a_flush_neither_waits_nor_loses_what_it_took(pack):
     after = next(i for i in pack.search("rule 7").items if i.id == rewarded)
     assert after.utility == pytest.approx(expected)  # stored now, and counted once
     pack.flush()
-    assert pack.store.count(schemas.REWARD_EVENTS) == len(first.items)  # one per memory, once
+    assert storage_of(pack).count(schemas.REWARD_EVENTS) == len(first.items)  # one per memory, once
     assert pack.rebuild_utilities(write=False).changed == 0
 
 
@@ -89,14 +90,14 @@ def test_the_cache_catches_up_off_the_query_path(pack):
     pack.flush()  # usage counts rewrite the used rows of memories
     assert pack._svc.recall._landed is not None  # read by the flush's thread, waiting
     pack.search("rule 3")
-    assert cache._version == pack.store.latest_version(schemas.MEMORIES)
+    assert cache._version == storage_of(pack).latest_version(schemas.MEMORIES)
     assert on_path == [] and not cache.hold  # brought in, not caught up on the query path
 
 
 def test_a_failed_flush_keeps_what_it_took_for_the_next(pack):
     recalled = pack.recall("rule 3")
     pack.feedback(recalled.episode_id, -1.0, idempotency_key="k")
-    store = pack.store
+    store = storage_of(pack)
     merge, append = store.merge, store.append
 
     def failing(write):
@@ -113,8 +114,8 @@ def test_a_failed_flush_keeps_what_it_took_for_the_next(pack):
     assert pack.feedback(recalled.episode_id, -1.0, idempotency_key="k").duplicate
     store.merge, store.append = merge, append  # type: ignore[method-assign]
     pack.flush()
-    assert pack.store.count(schemas.EPISODES) == 1  # written once, before the failure
-    assert pack.store.count(schemas.REWARD_EVENTS) == len(recalled.items)
+    assert storage_of(pack).count(schemas.EPISODES) == 1  # written once, before the failure
+    assert storage_of(pack).count(schemas.REWARD_EVENTS) == len(recalled.items)
     assert pack.rebuild_utilities(write=False).changed == 0
 
 

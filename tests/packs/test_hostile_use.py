@@ -40,6 +40,7 @@ from packs.errors import (
     is_transient,
 )
 from packs.hooks import register_hook, registered_hooks, unregister_hook
+from packs.pack import storage_of
 from packs.store import schemas as S
 from packs.store.faults import storage_step
 from packs.store.filters import tag
@@ -78,7 +79,7 @@ def hashed(tmp_path: Path) -> Iterator[Pack]:
 
 def stored(pack: Pack, table: str) -> list[dict]:
     pack.flush()
-    return pack.store._table(table).to_arrow().to_pylist()
+    return storage_of(pack)._table(table).to_arrow().to_pylist()
 
 
 # --- non-finite values -----------------------------------------------------------------
@@ -148,7 +149,7 @@ def test_a_row_that_cannot_be_written_never_blocks_the_rest(hashed, monkeypatch,
 def test_a_fault_that_is_not_about_the_rows_drops_nothing(hashed, monkeypatch):
     """Only Arrow's refusals count as bad rows: an unclassified Lance error (a vanished
     data file) keeps every row buffered for the next flush."""
-    store, real_append = hashed.store, hashed.store.append
+    store, real_append = storage_of(hashed), storage_of(hashed).append
     failures = {S.EPISODES: 1}
 
     def failing_append(name, data):

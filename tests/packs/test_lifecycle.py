@@ -12,6 +12,7 @@ import pytest
 
 from packs import Pack
 from packs.errors import InvalidInput, InvalidSettings, UnknownMemory
+from packs.pack import storage_of
 from packs.store import schemas
 from packs.upkeep import maintain
 
@@ -87,14 +88,14 @@ def test_a_superseded_memory_is_history_not_advice(pack):
 def test_a_pack_made_before_schema_2_opens_and_is_upgraded(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         made = pack.remember("The printer on floor 3 jams", "Use the tray 2 paper").id
-        table = pack.store._table(schemas.MEMORIES)
+        table = storage_of(pack)._table(schemas.MEMORIES)
         table.drop_columns([f.name for f in schemas.LIFECYCLE_FIELDS])
-        pack.store._db.drop_table(schemas.FORGOTTEN)
-        pack.store.write_meta({"schema_version": 1})
+        storage_of(pack)._db.drop_table(schemas.FORGOTTEN)
+        storage_of(pack).write_meta({"schema_version": 1})
     with Pack.open("old", tmp_root, read_only=True) as reader:  # read as it is
         assert made in reader.search("printer jams").ids
     with Pack.open("old", tmp_root) as pack:  # writable: upgraded
-        assert pack.store.read_meta()["schema_version"] == schemas.SCHEMA_VERSION
+        assert storage_of(pack).read_meta()["schema_version"] == schemas.SCHEMA_VERSION
         assert pack.get(made)["expires_at"] is None
         soon = pack.remember(
             "Printer maintenance today",
@@ -113,17 +114,19 @@ def test_a_pack_made_before_schema_4_opens_and_is_upgraded(tmp_root):
         made = pack.remember("The printer on floor 3 jams", "Use the tray 2 paper").id
         failed = {"at": datetime.now(UTC), "memory_id": made, "writer": "t", "status": "failed"}
         pack.store_lessons([], [failed])
-        pack.store._table(schemas.MEMORIES).drop_columns([f.name for f in schemas.ADMISSION_FIELDS])
-        pack.store._table(schemas.LESSON_LOG).drop_columns(
+        storage_of(pack)._table(schemas.MEMORIES).drop_columns(
+            [f.name for f in schemas.ADMISSION_FIELDS]
+        )
+        storage_of(pack)._table(schemas.LESSON_LOG).drop_columns(
             [f.name for f in schemas.LESSON_PROVENANCE_FIELDS]
         )
-        pack.store.write_meta({"schema_version": 3})
+        storage_of(pack).write_meta({"schema_version": 3})
     with Pack.open("old", tmp_root, read_only=True) as reader:
         assert made in reader.search("printer jams").ids
         assert reader.get(made)["lesson_provenance"] is None
         assert [v.event for v in reader.history(made)] == ["remember"]
     with Pack.open("old", tmp_root) as pack:
-        assert pack.store.read_meta()["schema_version"] == schemas.SCHEMA_VERSION
+        assert storage_of(pack).read_meta()["schema_version"] == schemas.SCHEMA_VERSION
         assert pack.get(made)["held_at"] is None
-        assert pack.store.has_column(schemas.LESSON_LOG, "model")
+        assert storage_of(pack).has_column(schemas.LESSON_LOG, "model")
         assert made in pack.recall("printer jams").ids

@@ -6,11 +6,12 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidSettings, PackNotFound, ReadOnlyPack, SchemaVersionError
+from packs.pack import storage_of
 from packs.store import schemas as S
 
 
 def rows(pack, table, where=None):
-    query = pack.store._table(table).search()
+    query = storage_of(pack)._table(table).search()
     if where:
         query = query.where(where)
     return query.limit(100_000).to_list()
@@ -190,14 +191,14 @@ def test_settings_are_versioned_with_the_pack(tmp_path):
     with Pack.open("cfg", tmp_path) as pack:
         settings = pack.settings
         assert (settings.rewards.alpha, settings.ranking.k2, pack.settings_version) == (0.5, 1, 2)
-        meta = pack.store.read_meta()
+        meta = storage_of(pack).read_meta()
         assert meta["settings@1"]["ranking"]["k2"] == 3
         assert meta["settings@2"]["ranking"]["k2"] == 1
 
 
 def test_newer_schema_version_is_refused(tmp_path):
     with Pack.open("future", tmp_path) as pack:
-        pack.store.write_meta({"schema_version": S.SCHEMA_VERSION + 1})
+        storage_of(pack).write_meta({"schema_version": S.SCHEMA_VERSION + 1})
     with pytest.raises(SchemaVersionError, match="Upgrade Wolfie"):
         Pack.open("future", tmp_path)
 
@@ -222,7 +223,7 @@ def test_close_flushes_everything(tmp_path):
 def test_regression_a_failed_flush_never_duplicates_rows(trading_pack, monkeypatch):
     """Bug class: a flush whose commit landed but raised (an ambiguous storage failure)
     put its rows back, and the retry appended them a second time."""
-    store = trading_pack.store
+    store = storage_of(trading_pack)
     real_append = store.append
     failures = {"reward_events": 1, "retrieval_log": 1}
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.store import schemas, tombstones
 from packs.store.scopes import scope_digest
 from packs.upkeep import maintain
@@ -41,9 +42,9 @@ def test_a_purge_rebuilds_every_index_and_strips_the_keys_of_a_forgotten_scope(t
         assert set(hers.ids) - set(mine)  # a shared chunk is rewarded in her episode
         pack.feedback(hers.episode_id or "", 1.0, idempotency_key=f"{MARKER}-webhook-7")
         maintain(pack, retention=timedelta(0), index_threshold=300)
-        kinds = {kind for kind, _, _ in pack.store.indexes(schemas.MEMORIES)}
+        kinds = {kind for kind, _, _ in storage_of(pack).indexes(schemas.MEMORIES)}
         assert {"LabelList", "BTree", "IvfSq"} <= kinds
-        assert {"BTree"} == {k for k, _, _ in pack.store.indexes(schemas.REWARD_EVENTS)}
+        assert {"BTree"} == {k for k, _, _ in storage_of(pack).indexes(schemas.REWARD_EVENTS)}
         assert files_holding(pack, MARKER) and files_holding(pack, SCOPE)
 
         report = pack.forget(scope=SCOPE, purge=True)
@@ -54,7 +55,7 @@ def test_a_purge_rebuilds_every_index_and_strips_the_keys_of_a_forgotten_scope(t
         kept = pack.query("rewards", where={"episode_id": hers.episode_id})
         assert kept.height >= 1  # her events on shared memories stay, as ids and numbers
         assert (kept["idempotency_key"] == kept["event_id"]).all()
-        assert kinds == {kind for kind, _, _ in pack.store.indexes(schemas.MEMORIES)}
+        assert kinds == {kind for kind, _, _ in storage_of(pack).indexes(schemas.MEMORIES)}
         assert pack.search("shared note 5", k=1).items[0].text == "shared note 5"
         assert pack.rebuild_utilities(write=False).changed == 0
 
@@ -117,9 +118,9 @@ def test_the_scope_digest_is_salted_per_pack(tmp_root):
         with Pack.open(name, tmp_root) as pack:
             pack.remember("Where is my bike", "Rack B", scope="alice")
             pack.forget(scope="alice")
-            (stone,) = tombstones.read(pack.store)
+            (stone,) = tombstones.read(storage_of(pack))
             digests.append(stone["scopes"][0])
-            (salt,) = tombstones.forget_salts(pack.store)
+            (salt,) = tombstones.forget_salts(storage_of(pack))
             assert stone["scopes"] == [scope_digest("alice", salt)]
     assert digests[0] != digests[1]
     assert scope_digest("alice", None) not in digests
@@ -133,15 +134,15 @@ def test_purges_are_bounded_per_pack_and_coalesce(tmp_root):
         ids = [pack.remember(f"{fact} ({MARKER})", "x").id for fact in facts]
         first = pack.forget([ids[0]], purge=True)
         assert first.purged and first.purge_at is None
-        rewrites = pack.store.commits
+        rewrites = storage_of(pack).commits
         second = pack.forget([ids[1]], purge=True)
         third = pack.forget([ids[2]], purge=True)
         assert not second.purged and second.purge_at is not None
         assert third.purge_at == second.purge_at  # one queued run for both
-        assert pack.store.commits - rewrites < 20  # deletes and tombstones, no rewrite
-        assert len(tombstones.pending(pack.store)) == 2
+        assert storage_of(pack).commits - rewrites < 20  # deletes and tombstones, no rewrite
+        assert len(tombstones.pending(storage_of(pack))) == 2
         deadline = time.monotonic() + 30
-        while tombstones.pending(pack.store) and time.monotonic() < deadline:
+        while tombstones.pending(storage_of(pack)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert tombstones.pending(pack.store) == []
+        assert tombstones.pending(storage_of(pack)) == []
         assert versions_holding(pack, MARKER) == []

@@ -22,6 +22,7 @@ from packs.errors import (
     TextTooLong,
     UnknownMemory,
 )
+from packs.pack import storage_of
 from packs.records import MemoryVersion
 from packs.store import schemas
 from packs.upkeep import maintain
@@ -203,8 +204,8 @@ def test_bad_revisions_are_refused_and_change_nothing(tmp_root):
 def test_a_pack_made_before_memory_history_opens_and_revises(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         made = pack.remember(INTENT, OLD).id
-        pack.store._db.drop_table(schemas.MEMORY_HISTORY)
-        pack.store.write_meta({"schema_version": 2})  # as the last release wrote it
+        storage_of(pack)._db.drop_table(schemas.MEMORY_HISTORY)
+        storage_of(pack).write_meta({"schema_version": 2})  # as the last release wrote it
     with Pack.open("old", tmp_root, read_only=True) as reader:
         assert [v.event for v in reader.history(made)] == ["remember"]
     with Pack.open("old", tmp_root) as pack:

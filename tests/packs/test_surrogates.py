@@ -21,6 +21,7 @@ import packs.rewards.service as reward_service
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidFilter, InvalidInput, UnwritableRows, WolfieError
 from packs.hooks import register_hook, unregister_hook
+from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support.packs import SeededEmbedder
 
@@ -45,7 +46,7 @@ def pack(tmp_path: Path) -> Iterator[Pack]:
 
 def stored(pack: Pack, table: str) -> list[dict[str, Any]]:
     pack.flush()
-    return pack.store._table(table).to_arrow().to_pylist()
+    return storage_of(pack)._table(table).to_arrow().to_pylist()
 
 
 CALLS: dict[str, Callable[[Pack, str], Any]] = {

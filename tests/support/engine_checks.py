@@ -18,6 +18,7 @@ from typing import Any
 
 from packs import KnowledgeChunk, Pack, Recall
 from packs.errors import PackNotFound, ReadOnlyPack
+from packs.pack import storage_of
 from packs.store import schemas as S
 
 ALPHA = 0.3  # PackSettings.alpha default (MemRL)
@@ -252,7 +253,7 @@ def check_utility_movement(target: PackTarget) -> str:
 
 
 def _table_rows(pack: Pack, table: str, column: str, value: str) -> list[dict[str, Any]]:
-    return [r for r in pack.store._table(table).to_arrow().to_pylist() if r[column] == value]
+    return [r for r in storage_of(pack)._table(table).to_arrow().to_pylist() if r[column] == value]
 
 
 def check_logged_episode(target: PackTarget) -> str:

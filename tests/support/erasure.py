@@ -11,12 +11,12 @@ from urllib.parse import urlparse
 
 import lancedb
 
-from packs.pack import Pack
+from packs.pack import Pack, storage_of
 
 
 def versions_holding(pack: Pack, marker: str) -> list[str]:
     """``table@version`` of every stored version whose rows hold ``marker`` (any case)."""
-    location = pack.store.location
+    location = storage_of(pack).location
     db = lancedb.connect(location.uri, storage_options=location.storage_options or None)
     found = []
     for name in db.list_tables().tables:
@@ -31,7 +31,7 @@ def versions_holding(pack: Pack, marker: str) -> list[str]:
 def files_holding(pack: Pack, marker: str, s3: Any = None) -> list[str]:
     """Every file (object) under the Pack whose bytes hold ``marker``, any case."""
     needle = marker.lower().encode()
-    uri = pack.store.location.uri
+    uri = storage_of(pack).location.uri
     if s3 is None:
         paths = [os.path.join(folder, name) for folder, _, names in os.walk(uri) for name in names]
         return [path for path in paths if needle in Path(path).read_bytes().lower()]
@@ -49,7 +49,7 @@ def files_holding(pack: Pack, marker: str, s3: Any = None) -> list[str]:
 
 
 def file_count(pack: Pack, s3: Any = None) -> int:
-    uri = pack.store.location.uri
+    uri = storage_of(pack).location.uri
     if s3 is None:
         return sum(len(names) for _, _, names in os.walk(uri))
     parsed = urlparse(uri)

@@ -13,6 +13,8 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 from typing import Any
 
+from packs.pack import storage_of
+
 
 def flush_late(
     root: str, name: str, query: str, scope: str, ready: Event, go: Event, outbox: Queue
@@ -23,7 +25,7 @@ def flush_late(
     try:
         with Pack.open(name, root) as pack:
             pack.recall(query, scope=scope)  # buffered: not due for seconds
-            store: Any = pack.store
+            store: Any = storage_of(pack)
             append = store.append
 
             def held(table: str, data: Any) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from packs import Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
+from packs.pack import storage_of
 from packs.store.schemas import all_schemas
 
 
@@ -15,7 +16,7 @@ def table_versions(pack: Pack) -> dict[str, tuple[int, int]]:
     """(version, rows) of every table: equal before and after means nothing was written."""
     out = {}
     for name in all_schemas(pack.embedding.dim):
-        table = pack.store._table(name)
+        table = storage_of(pack)._table(name)
         table.checkout_latest()
         out[name] = (table.version, table.count_rows())
     return out

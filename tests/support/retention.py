@@ -8,6 +8,8 @@ import traceback
 from datetime import timedelta
 from typing import Any
 
+from packs.pack import storage_of
+
 
 def maintain_loop(root: str, seconds: float) -> dict[str, Any]:
     """Compact the tables a server reads and writes and drop every old version, again and
@@ -22,7 +24,7 @@ def maintain_loop(root: str, seconds: float) -> dict[str, Any]:
         while time.monotonic() < deadline:
             try:
                 for name in (schemas.REWARD_EVENTS, schemas.EPISODES, schemas.MEMORIES):
-                    pack.store.optimize(name, timedelta(0))
+                    storage_of(pack).optimize(name, timedelta(0))
                 rounds += 1
             except Exception as exc:  # noqa: BLE001 - a conflict with the server: counted
                 errors.append(f"{type(exc).__name__}: {exc}"[:300])

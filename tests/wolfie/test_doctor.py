@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 
 from packs import Pack
+from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support import tamper
 from tests.support.packs import SeededEmbedder
@@ -53,12 +54,12 @@ def drift_a_utility(folder: Path) -> None:
     """Overwrite one memory's stored utility behind the reward log's back."""
     with Pack.open("t", folder.parent, embedder=SeededEmbedder()) as pack:
         memory = pack.query("rewards")["memory_id"][0]
-        fields = pack.store.schema(S.MEMORIES)
+        fields = storage_of(pack).schema(S.MEMORIES)
         row = pa.table(
             {"id": [memory], "utility": [0.9]},
             schema=pa.schema([fields.field("id"), fields.field("utility")]),
         )
-        pack.store.merge(S.MEMORIES, row, "id", update=True, insert=False)
+        storage_of(pack).merge(S.MEMORIES, row, "id", update=True, insert=False)
 
 
 def test_a_healthy_pack_exits_0(tmp_root: Path):

@@ -10,6 +10,7 @@ from packs import Pack
 from packs.errors import StorageError, TransientStorageError, is_transient
 from packs.ingest.checkpoints import CheckpointKeys as Keys
 from packs.ingest.target import IngestTarget
+from packs.pack import storage_of
 from tests.support.media import closed_port
 
 
@@ -52,11 +53,11 @@ def test_objects_round_trip_under_the_pack(where, tmp_root, s3, tmp_path):
 def test_checkpoints_do_not_disturb_the_pack_tables(where, tmp_root, s3):
     target = _targets(tmp_root, s3)[where]
     with target.open_pack() as pack:
-        tables = pack.store.table_names()
+        tables = storage_of(pack).table_names()
     target.checkpoints().put_json(Keys.media("m1"), {"x": 1})
     options = dict(target.storage_options) if target.storage_options else None
     with Pack.open("talks", target.root, read_only=True, storage_options=options) as pack:
-        assert pack.store.table_names() == tables
+        assert storage_of(pack).table_names() == tables
         assert pack.count() == 0
 
 

@@ -8,6 +8,7 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.learning.context import ContextIndex, history_entry
 from packs.learning.kernel import contextual_utility
+from packs.pack import storage_of
 from packs.settings import ContextSettings
 
 DIM = 4
@@ -108,9 +109,9 @@ def test_feedback_reports_what_the_next_recall_sees_and_writes_nothing_early(tmp
         pack.feedback(first.episode_id, 1.0)  # seen through a loaded index
         second = pack.recall(question, k=1)
     with Pack.open("report", str(tmp_root)) as cold:
-        events = cold.store.count("reward_events")
+        events = storage_of(cold).count("reward_events")
         result = cold.feedback(second.episode_id, 1.0)
-        assert cold.store.count("reward_events") == events  # buffered, not flushed
+        assert storage_of(cold).count("reward_events") == events  # buffered, not flushed
         memory = second.ids[0]
         after = cold.search(question, k=1).items[0]
         assert after.id == memory

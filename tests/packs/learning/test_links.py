@@ -9,6 +9,7 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.learning.context import ContextIndex
+from packs.pack import storage_of
 from packs.recall.phases import phase_a
 from packs.settings import ContextSettings
 from packs.store import schemas
@@ -114,7 +115,7 @@ def test_lancedb_phase_a_adds_linked_memories_too(tmp_path):
     LanceDB for the linked rows, filter included."""
     pack, answer, decoy = taught_pack(tmp_path)
     with pack:
-        store, vector = pack.store, VECTORS[REWORDING]
+        store, vector = storage_of(pack), VECTORS[REWORDING]
         plain = phase_a(store, vector, 1, None, 0.25)
         assert plain.ids == [decoy] and plain.ranked_similarity is None
         linked = phase_a(store, vector, 1, None, 0.25, links={answer: 0.70})

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from packs import Pack
 from packs.learning.replay import ORDER, replay, replay_loop
+from packs.pack import storage_of
 
 
 def events_frame(rows):
@@ -96,7 +97,7 @@ def test_rebuild_repairs_utilities_lost_after_the_log(trading_pack, tmp_path):
     recall = trading_pack.recall("breakout")
     trading_pack.feedback(recall.episode_id, 1.0)
     trading_pack.flush()
-    table = trading_pack.store._table("memories")
+    table = storage_of(trading_pack)._table("memories")
     table.update(values={"utility": 0.0, "confidence": 0.0, "reward_count": 0})
     report = trading_pack.rebuild_utilities()
     assert report.changed == len(recall.ids) and report.max_utility_drift == pytest.approx(0.3)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.recall.lexical import LexicalIndex
 from packs.recall.ranking import RankWeights, blended_relevance, fused_relevance
 from tests.support.packs import SeededEmbedder
@@ -90,13 +91,13 @@ def test_a_pack_made_before_the_text_index_gets_it_when_opened_writable(root):
     from packs.store.fulltext import has_text_index
 
     with _open(root) as pack:
-        pack.store._table("memories").drop_index("intent_text_idx")  # as made before it
+        storage_of(pack)._table("memories").drop_index("intent_text_idx")  # as made before it
     with Pack.open("hybrid", root, read_only=True, embedder=SeededEmbedder(16)) as pack:  # type: ignore[arg-type]
-        assert not has_text_index(pack.store)
+        assert not has_text_index(storage_of(pack))
         pack._svc.recall.vectors.max_rows = 0
         assert pack.search("pottery").items is not None  # cosine alone, no error
     with _open(root) as pack:
-        assert has_text_index(pack.store)
+        assert has_text_index(storage_of(pack))
         pack._svc.recall.vectors.max_rows = 0
         assert _texts(pack.search("When did Melanie start pottery?"))[0] == NEEDLE
 

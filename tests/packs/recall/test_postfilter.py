@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.recall import phases
 from packs.store import maintenance, schemas
 from packs.store.scopes import visible_clause
@@ -32,7 +33,7 @@ def pack(tmp_path):
 
 def exact(pack: Pack, vector: np.ndarray, clause: str) -> list[str]:
     """The truth: every row passing ``clause``, ranked by cosine with numpy."""
-    rows = pack.store.scan(schemas.MEMORIES, ["id", "intent_embedding"], clause)
+    rows = storage_of(pack).scan(schemas.MEMORIES, ["id", "intent_embedding"], clause)
     matrix = np.stack(rows["intent_embedding"].to_numpy(zero_copy_only=False))
     order = np.argsort(-(matrix @ vector), kind="stable")[:K1]
     return [rows["id"][int(i)].as_py() for i in order]
@@ -41,20 +42,20 @@ def exact(pack: Pack, vector: np.ndarray, clause: str) -> list[str]:
 @pytest.mark.parametrize("query", ["what is common", "rare thing", "anything else"])
 def test_candidates_are_the_nearest_rows_that_pass_both_ways(pack, query, monkeypatch):
     calls: list[bool] = []
-    search = pack.store.search
+    search = storage_of(pack).search
 
     def spy(*args, **kwargs):
         calls.append(kwargs.get("prefilter", True))
         return search(*args, **kwargs)
 
-    monkeypatch.setattr(pack.store, "search", spy)
+    monkeypatch.setattr(storage_of(pack), "search", spy)
     vector = SeededEmbedder(DIM).embed([query])[0]
     visible = visible_clause(None)
-    found = phases.phase_a(pack.store, vector, K1, visible, -1.0, pack._svc.recall.vectors)
+    found = phases.phase_a(storage_of(pack), vector, K1, visible, -1.0, pack._svc.recall.vectors)
     assert found.ids == exact(pack, vector, visible) and calls == [False]  # filtered after
     calls.clear()
     rare = f"{visible} AND source = 'rare.md'"
-    found = phases.phase_a(pack.store, vector, K1, rare, -1.0, pack._svc.recall.vectors)
+    found = phases.phase_a(storage_of(pack), vector, K1, rare, -1.0, pack._svc.recall.vectors)
     assert found.ids == exact(pack, vector, rare) and calls == [False, True]  # too few: before
 
 
@@ -92,19 +93,19 @@ def test_a_small_scope_is_searched_exactly_through_the_tags_index(scoped, monkey
     """Issue 24: a scope's few rows among many are all compared (the index's probes would
     miss some), found through the tags index without the unfiltered over-fetch."""
     calls: list[tuple[bool, bool]] = []
-    search = scoped.store.search
+    search = storage_of(scoped).search
 
     def spy(*args, **kwargs):
         calls.append((kwargs.get("prefilter", True), kwargs.get("exact", False)))
         return search(*args, **kwargs)
 
-    monkeypatch.setattr(scoped.store, "search", spy)
+    monkeypatch.setattr(storage_of(scoped), "search", spy)
     for i in range(20):
         query = f"question {i}"
         vector = SeededEmbedder(DIM).embed([query])[0]
         visible = visible_clause("u3")
         calls.clear()
-        found = phases.phase_a(scoped.store, vector, K1, visible, -1.0, None, visible=visible)
+        found = phases.phase_a(storage_of(scoped), vector, K1, visible, -1.0, None, visible=visible)
         assert found.ids == exact(scoped, vector, visible)
         assert calls[0] == (True, True)  # straight to the exact prefiltered search
         # the user's path: Pack.search in the scope ranks those same rows

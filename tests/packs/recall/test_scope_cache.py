@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.recall import scope_cache
 from packs.recall.indexed import CANDIDATE_COLUMNS
 from packs.store import schemas
@@ -40,7 +41,9 @@ def pack(tmp_path):
 
 
 def truth(pack: Pack, query: str, scope: str) -> set[str]:
-    rows = pack.store.scan(schemas.MEMORIES, ["id", "intent_embedding"], visible_clause(scope))
+    rows = storage_of(pack).scan(
+        schemas.MEMORIES, ["id", "intent_embedding"], visible_clause(scope)
+    )
     matrix = np.stack(rows["intent_embedding"].to_numpy(zero_copy_only=False))
     order = np.argsort(-(matrix @ SeededEmbedder(DIM).embed([query])[0]))[:K1]
     return {rows["id"][int(i)].as_py() for i in order}
@@ -52,7 +55,7 @@ def test_a_scope_is_searched_exactly_in_memory_and_kept_current(pack):
         query = f"question {i}"
         assert set(pack.search(query, k=K1, scope="u3").ids) == truth(pack, query, "u3")
     assert len(caches) == 1  # one load, then reused
-    cache = caches.get(pack.store, visible_clause("u3"), RECALLED)
+    cache = caches.get(storage_of(pack), visible_clause("u3"), RECALLED)
     assert cache is not None and cache.rows == 50 + 20 and cache.reloads == 1
     mine = pack.add_knowledge(
         [KnowledgeChunk("the vault is in room 7", "new.md", 0, metadata={"scope": "u3"})]

@@ -6,6 +6,7 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidInput
+from packs.pack import storage_of
 from packs.store import schemas
 
 QUESTION = "How do I reset my password?"
@@ -43,8 +44,8 @@ def test_every_row_carries_a_tags_list(pack):
     scoped = pack.remember("Plain scoped memory", "in a scope", scope="alice").id
     chunk = pack.add_knowledge([KnowledgeChunk("Plain chunk", "faq", 2)])[0]
     pack.flush()
-    assert pack.store.count(schemas.MEMORIES) == 4
-    assert pack.store.count(schemas.MEMORIES, "tags IS NULL") == 0
+    assert storage_of(pack).count(schemas.MEMORIES) == 4
+    assert storage_of(pack).count(schemas.MEMORIES, "tags IS NULL") == 0
     found = set(pack.search("plain", k=10).ids)
     assert {memory, chunk} <= found and scoped not in found
 

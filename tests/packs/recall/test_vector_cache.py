@@ -14,6 +14,7 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings.cache import QueryEmbeddingCache
+from packs.pack import storage_of
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
 from packs.store.scopes import visible_clause
@@ -60,16 +61,16 @@ def pack(tmp_root):
 def exact(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], np.ndarray]:
     """LanceDB's flat search (exact without an index): the reference."""
     vector = SeededEmbedder().embed([text])[0]
-    pack.store.latest_version(schemas.MEMORIES)
+    storage_of(pack).latest_version(schemas.MEMORIES)
     r = pack.settings.ranking
-    found = phase_a(pack.store, vector, r.k1, clause, r.delta)
+    found = phase_a(storage_of(pack), vector, r.k1, clause, r.delta)
     return found.ids, found.similarity
 
 
 def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], np.ndarray]:
     """The cache's own top-k1 (no LanceDB fallback can hide a stale entry)."""
     vector = SeededEmbedder().embed([text])[0]
-    cache, store = pack._svc.recall.vectors, pack.store
+    cache, store = pack._svc.recall.vectors, storage_of(pack)
     cache.defer = 0
     assert cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS)
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
@@ -116,7 +117,7 @@ def test_utility_updated_elsewhere_is_not_served_stale(pack, tmp_root):
             {"id": [first.id], "utility": [0.75]},
             schema=pa.schema([full.field("id"), full.field("utility")]),
         )
-        other.store.merge(schemas.MEMORIES, row, "id", update=True, insert=False)
+        storage_of(other).merge(schemas.MEMORIES, row, "id", update=True, insert=False)
     items = pack.search("chunk 3 of b.md", k=10).items
     assert [i.utility for i in items if i.id == first.id] == [pytest.approx(0.75)]
     assert cached(pack, "chunk 3 of b.md")[0] == exact(pack, "chunk 3 of b.md")[0]
@@ -135,7 +136,9 @@ def test_vector_rewritten_elsewhere_is_not_served_stale(pack, tmp_root):
 def test_deleted_rows_are_not_returned(pack, tmp_root):
     assert pack.search("chunk 8 of a.md").items[0].text == "chunk 8 of a.md"
     with open_pack(tmp_root) as other:
-        other.store._table(schemas.MEMORIES).delete("source = 'a.md' AND source_position < 300")
+        storage_of(other)._table(schemas.MEMORIES).delete(
+            "source = 'a.md' AND source_position < 300"
+        )
     texts = [i.text for i in pack.search("chunk 8 of a.md", k=10).items]
     assert "chunk 8 of a.md" not in texts
     assert cached(pack, "chunk 8 of a.md")[0] == exact(pack, "chunk 8 of a.md")[0]
@@ -147,7 +150,7 @@ def test_compaction_and_own_flushes_keep_results_exact(pack):
         recall = pack.recall(f"question {i}")
         pack.feedback(recall.episode_id or "", 1.0 if i % 2 else -1.0)
     pack.flush()
-    pack.store.optimize(schemas.MEMORIES)
+    storage_of(pack).optimize(schemas.MEMORIES)
     for i in range(10):
         assert cached(pack, f"question {i}")[0] == exact(pack, f"question {i}")[0]
     assert pack._svc.recall.vectors.rows == 1200
@@ -158,8 +161,8 @@ def test_many_rows_moved_elsewhere_are_squeezed_out(pack, tmp_root):
     clause = f"{visible_clause(None)} AND source = 'a.md'"
     cached(pack, "chunk 40 of a.md", clause)  # a filter mask exists before the rebuild
     with open_pack(tmp_root) as other:
-        ids = other.store.scan(schemas.MEMORIES, ["id"])["id"].to_pylist()[:500]
-        other.store.increment(schemas.MEMORIES, ids, "usage_count", 2)
+        ids = storage_of(other).scan(schemas.MEMORIES, ["id"])["id"].to_pylist()[:500]
+        storage_of(other).increment(schemas.MEMORIES, ids, "usage_count", 2)
     for text in ("chunk 40 of a.md", "chunk 300 of b.md", "chunk 599 of b.md"):
         assert cached(pack, text)[0] == exact(pack, text)[0]
         assert cached(pack, text, clause)[0] == exact(pack, text, clause)[0]
@@ -216,8 +219,10 @@ def test_unchanged_local_table_skips_lancedb_until_a_commit(pack, tmp_root, monk
 
     monkeypatch.setattr(tables, "SETTLE_NS", 50_000_000)
     checks = []
-    real = pack.store.latest_version
-    monkeypatch.setattr(pack.store, "latest_version", lambda name: checks.append(1) or real(name))
+    real = storage_of(pack).latest_version
+    monkeypatch.setattr(
+        storage_of(pack), "latest_version", lambda name: checks.append(1) or real(name)
+    )
     time.sleep(0.1)
     pack.search("first")  # loads the cache
     pack.search("first again")  # checks the version, and records the settled marker

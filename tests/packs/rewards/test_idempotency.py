@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from packs import Pack
+from packs.pack import storage_of
 from packs.store import schemas as S
 from packs.store.rows import stable_hash
 from tests.support.packs import HashEmbedder
@@ -80,7 +81,7 @@ def test_a_pack_written_with_global_key_ids_stays_readable(pack: Pack, tmp_path:
         "writer": "legacy",
         "seq": 0,
     }
-    pack.store.append(S.REWARD_EVENTS, pa.Table.from_pylist([old], S.REWARD_EVENTS_SCHEMA))
+    storage_of(pack).append(S.REWARD_EVENTS, pa.Table.from_pylist([old], S.REWARD_EVENTS_SCHEMA))
     pack.rebuild_utilities()
     assert pack.get(memory)["utility"] == pytest.approx(0.3)
     assert pack.feedback(episode, 1.0, idempotency_key="legacy-1").duplicate

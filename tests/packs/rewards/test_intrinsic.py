@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from packs import Pack
 from packs.errors import InvalidSettings
 from packs.learning.ema import RewardStep, fold
+from packs.pack import storage_of
 from packs.rewards.intrinsic import intrinsic_reward
 from packs.settings import RewardSettings
 
@@ -123,7 +124,11 @@ def test_resolve_rewards_a_response_like_past_successes(warm_pack):
         assert warm_pack.get(memory_id)["utility"] == pytest.approx(expected)
     warm_pack.flush()
     (episode,) = (
-        warm_pack.store._table("episodes").search().where(f"id = '{recall.episode_id}'").to_list()
+        storage_of(warm_pack)
+        ._table("episodes")
+        .search()
+        .where(f"id = '{recall.episode_id}'")
+        .to_list()
     )
     assert (
         episode["response"].startswith("Put the stop") and len(episode["response_embedding"]) == 384

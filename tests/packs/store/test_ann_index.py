@@ -17,6 +17,7 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
+from packs.pack import storage_of
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import maintenance, schemas
 from packs.store.gateway import VECTOR_COLUMN
@@ -70,7 +71,7 @@ def indexed_pack(root: object, **kwargs: object) -> Pack:
     pack.add_knowledge(chunks(ROWS, "base.md"))
     report = maintain(pack, retention=timedelta(0), index_threshold=THRESHOLD)
     assert "memories.intent_embedding (ivf_sq, cosine)" in report.indexes_built
-    assert VECTOR_COLUMN in pack.store.indexed_columns(schemas.MEMORIES)
+    assert VECTOR_COLUMN in storage_of(pack).indexed_columns(schemas.MEMORIES)
     return pack
 
 
@@ -78,7 +79,7 @@ def candidates(pack: Pack, text: str, exact: bool = False) -> list[str]:
     """Phase A's top-k1 as Pack.search finds it, or LanceDB's flat search (the truth)."""
     vector = ClusteredEmbedder().embed([text])[0]
     if exact:
-        table = pack.store._table(schemas.MEMORIES)
+        table = storage_of(pack)._table(schemas.MEMORIES)
         hits = (
             table.search(vector, vector_column_name=VECTOR_COLUMN)
             .distance_type("cosine")
@@ -88,8 +89,8 @@ def candidates(pack: Pack, text: str, exact: bool = False) -> list[str]:
         )
         return list(hits.to_arrow()["id"].to_pylist())
     clause, cache = visible_clause(None), pack._svc.recall.vectors
-    found = phase_a(pack.store, vector, pack.settings.ranking.k1, clause, -1.0, cache)
-    assert not cache.sync(pack.store, schemas.MEMORIES, CANDIDATE_COLUMNS)  # it stood aside
+    found = phase_a(storage_of(pack), vector, pack.settings.ranking.k1, clause, -1.0, cache)
+    assert not cache.sync(storage_of(pack), schemas.MEMORIES, CANDIDATE_COLUMNS)  # it stood aside
     return found.ids
 
 
@@ -103,7 +104,7 @@ def recall_at_k1(pack: Pack) -> float:
 
 def searched_through_index(pack: Pack) -> bool:
     vector = ClusteredEmbedder().embed(["question 0"])[0]
-    table = pack.store._table(schemas.MEMORIES)
+    table = storage_of(pack)._table(schemas.MEMORIES)
     plan = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
     return "ANNSubIndex" in plan.explain_plan() or "ANNIvf" in plan.explain_plan()
 
@@ -111,7 +112,7 @@ def searched_through_index(pack: Pack) -> bool:
 def ivf_partitions(pack: Pack) -> int:
     """Partitions the index ranks for a query (LanceDB's plan metrics)."""
     vector = ClusteredEmbedder().embed(["question 0"])[0]
-    table = pack.store._table(schemas.MEMORIES)
+    table = storage_of(pack)._table(schemas.MEMORIES)
     plan = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
     return int(re.findall(r"partitions_ranked=(\d+)", plan.analyze_plan())[0])
 
@@ -119,7 +120,7 @@ def ivf_partitions(pack: Pack) -> int:
 def late_rows_found_at_once(pack: Pack) -> None:
     late = [KnowledgeChunk(f"late note {i} about release {i * 7}", "late.md", i) for i in range(20)]
     pack.add_knowledge(late)
-    assert pack.store.count(schemas.MEMORIES) == ROWS + len(late)
+    assert storage_of(pack).count(schemas.MEMORIES) == ROWS + len(late)
     for chunk in late:
         items = pack.search(chunk.text, k=1).items
         assert items and items[0].text == chunk.text, chunk.text
@@ -148,12 +149,12 @@ def test_a_changed_chunk_is_updated_through_the_id_index(tmp_root):
     built the ``memories.id`` BTREE (LanceDB 0.40 panicked on the conditional merge
     there, which then ran as a scan of the whole table); unchanged chunks write nothing."""
     with indexed_pack(tmp_root) as pack:
-        assert "id" in pack.store.indexed_columns(schemas.MEMORIES)
-        version = pack.store.latest_version(schemas.MEMORIES)
+        assert "id" in storage_of(pack).indexed_columns(schemas.MEMORIES)
+        version = storage_of(pack).latest_version(schemas.MEMORIES)
         ids = pack.add_knowledge(chunks(ROWS, "base.md"))
-        assert pack.store.latest_version(schemas.MEMORIES) == version
+        assert storage_of(pack).latest_version(schemas.MEMORIES) == version
         pack.add_knowledge([KnowledgeChunk("chunk 7 rewritten about releases", "base.md", 7)])
-        assert pack.store.count(schemas.MEMORIES) == ROWS
+        assert storage_of(pack).count(schemas.MEMORIES) == ROWS
         assert pack.get(ids[7])["intent_text"] == "chunk 7 rewritten about releases"
         assert pack.search("chunk 7 rewritten about releases", k=1).ids == [ids[7]]
 

@@ -8,6 +8,7 @@ import multiprocessing as mp
 from multiprocessing.synchronize import Barrier
 
 from packs import KnowledgeChunk, Pack
+from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.packs import SeededEmbedder
 
@@ -29,11 +30,11 @@ def test_unchanged_chunks_cost_nothing_and_a_changed_one_is_updated(tmp_path):
     embedder = SeededEmbedder()
     with Pack.open("k", tmp_path, embedder=embedder) as pack:
         ids = pack.add_knowledge(CHUNKS)
-        version, calls = pack.store.latest_version(schemas.MEMORIES), embedder.calls
+        version, calls = storage_of(pack).latest_version(schemas.MEMORIES), embedder.calls
         assert pack.add_knowledge(CHUNKS) == ids
         # nothing embedded, nothing committed: the re-ingest read the stored texts only
         assert embedder.calls == calls
-        assert pack.store.latest_version(schemas.MEMORIES) == version
+        assert storage_of(pack).latest_version(schemas.MEMORIES) == version
         edited = KnowledgeChunk("Runbook step 5: check the pressure gauge first.", "runbook.md", 5)
         assert pack.add_knowledge([*CHUNKS[:5], edited]) == ids[:6]
         assert pack.count(kind="knowledge") == len(CHUNKS)
