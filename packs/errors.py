@@ -3,7 +3,47 @@
 Every error a caller can act on derives from :class:`WolfieError` and also from the
 built-in that fits, so ``except ValueError`` keeps working for generic callers.
 :class:`TransientError` marks faults worth retrying (Prefect's ``retry_condition_fn``
-uses :func:`is_transient`); everything else is permanent.
+uses :func:`is_transient`); everything else is permanent. The tree (built-in bases in
+brackets; ``tests/packs/test_errors.py`` keeps it true)::
+
+    WolfieError (Exception)
+      TransientError
+        TransientStorageError (OSError)
+        MediaUnreachable (ConnectionError)
+      InvalidInput (ValueError)
+        InvalidPackName
+        TextTooLong
+        InvalidReward
+        InvalidFilter
+        InvalidSettings
+        MetadataTooLarge
+        UnsupportedSource
+        NotMedia
+        CorruptMedia
+        EmptyMedia
+        SilentMedia
+        SourceTooLarge
+      PackNotFound (LookupError)
+      EmptyPack (LookupError)
+      UnknownEpisode (LookupError)
+      UnknownMemory (LookupError)
+      ReadOnlyPack (PermissionError)
+      EmbeddingMismatch (ValueError)
+      SchemaVersionError (RuntimeError)
+      EmbeddingServiceError (RuntimeError)
+        TransientEmbeddingServiceError
+        InvalidEmbedding (ValueError)
+      StorageError (OSError)
+        DamagedPack
+      UnwritableRows (ValueError)
+      SourceNotFound (LookupError)
+      MediaDownloadError (RuntimeError)
+      ModelNotAvailable (FileNotFoundError)
+      CheckpointMissing (LookupError)
+      IngestFailed (RuntimeError)
+      SourceNotAllowed (PermissionError)
+      TooManyRuns (RuntimeError)
+      MissingExtra (ImportError)
 """
 
 from __future__ import annotations
@@ -46,17 +86,14 @@ class MetadataTooLarge(InvalidInput):
 
 
 class PackNotFound(WolfieError, LookupError):
-    """The Pack does not exist under the given root."""
-
-
-class NoSuchPack(PackNotFound):
-    """No Pack ``pack`` under ``root``: a front door says how to make one in its terms."""
+    """The Pack does not exist under the given root. ``pack`` and ``root`` name it when
+    the open knows them (then a front door says how to make one in its own terms)."""
 
     def __init__(self, message: str, pack: str = "", root: str = "") -> None:
         super().__init__(message)
         self.pack, self.root = pack, root
 
-    def __reduce__(self) -> tuple[type[NoSuchPack], tuple[str, str, str]]:
+    def __reduce__(self) -> tuple[type[PackNotFound], tuple[str, str, str]]:
         return type(self), (str(self), self.pack, self.root)  # pickles across processes
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import NoSuchPack, PackNotFound, SchemaVersionError, TransientStorageError
+from packs.errors import PackNotFound, SchemaVersionError, TransientStorageError
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import integrity, schemas
 from packs.store.fulltext import ensure_text_index
@@ -57,7 +57,7 @@ def open_store(
         rows = integrity.table_rows(store)
         integrity.check_settings_kept(store, rows)
         if read_only or not create:
-            raise NoSuchPack(
+            raise PackNotFound(
                 f"No Pack {name!r} under {location.root!r}. Check the name and root "
                 "(WOLFIE_ROOT), or open it writable with create=True to make it.",
                 name,

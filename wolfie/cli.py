@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from flows.runtime import configure_offline
-from packs.errors import InvalidInput, NoSuchPack, WolfieError
+from packs.errors import InvalidInput, PackNotFound, WolfieError
 from packs.extras import missing_extra
 from wolfie.commands import register_all
 from wolfie.commands.options import PackArg, RootArg
@@ -112,7 +112,9 @@ def check_argv(argv: list[str]) -> None:
 
 def _fail(error: WolfieError) -> None:
     text = str(error)
-    if isinstance(error, NoSuchPack):  # the engine's message names a Python argument
+    if (
+        isinstance(error, PackNotFound) and error.pack
+    ):  # the engine's message names a Python argument
         text = (
             f"No Pack {error.pack!r} under {error.root!r}. Check --pack and --root (or "
             f"WOLFIE_ROOT); `wolfie packs --root {error.root}` lists the Packs there, and "

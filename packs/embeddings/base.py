@@ -82,9 +82,6 @@ class EmbeddingProvider(ABC):
                 run(idx)
         return out
 
-    def embed_one(self, text: str) -> Vectors:
-        return self.embed([text])[0]
-
     @abstractmethod
     def _embed_batch(self, texts: list[str]) -> Vectors:
         """Embed one batch; must return shape ``(len(texts), dim)``, normalised."""

@@ -164,14 +164,6 @@ class IngestPolicy:
         with handle:
             yield handle, path
 
-    def walks_into(self, path: Path) -> bool:
-        """Whether a folder walk under an allowed root takes ``path`` (no hidden part)."""
-        try:
-            self.check_path(str(path))
-        except SourceNotAllowed:
-            return False
-        return True
-
     def check_url(self, url: str) -> str:
         """``url`` if it matches an allowed prefix by scheme, host, port and path."""
         from packs.ingest.sources import check_url  # loads the store: not for `wolfie --help`

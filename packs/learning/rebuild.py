@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 import polars as pl
 import pyarrow as pa
 
-from packs.learning.online import fold_log
 from packs.learning.replay import replay
 from packs.records import RebuildReport
 from packs.store import schemas
@@ -35,25 +34,6 @@ def reward_log(store: PackStore) -> pl.DataFrame:
     """The whole append-only reward log (the caller flushes first)."""
     columns = schemas.REWARD_EVENTS_SCHEMA.names
     return pl.DataFrame(store.scan(schemas.REWARD_EVENTS, list(columns)))
-
-
-def online_utilities(events: pl.DataFrame) -> pl.DataFrame:
-    """What the online path stores for ``events``, in the replay's columns."""
-    states = fold_log(events)
-    return pl.DataFrame(
-        {
-            "memory_id": list(states),
-            "utility": [s.utility for s in states.values()],
-            "confidence": [s.confidence for s in states.values()],
-            "reward_count": [s.reward_count for s in states.values()],
-        },
-        schema={
-            "memory_id": pl.String,
-            "utility": pl.Float64,
-            "confidence": pl.Float64,
-            "reward_count": pl.Int64,
-        },
-    )
 
 
 def rebuild_utilities(store: PackStore, events: pl.DataFrame, *, write: bool) -> RebuildReport:

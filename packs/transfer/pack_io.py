@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import InvalidInput, NoSuchPack, SchemaVersionError
+from packs.errors import InvalidInput, PackNotFound, SchemaVersionError
 from packs.eval_sets import EVAL_SETS, EVAL_SETS_SCHEMA
 from packs.pack import Pack, storage_of
 from packs.settings import PackSettings
@@ -205,7 +205,9 @@ def _existing(opened: Callable[..., Pack]) -> _Target | None:
             store = storage_of(pack)
             rows = any(store.count(t) for t in CONTENT if store.has_table(t))
             return _Target(pack.root, pack.settings, rows)
-    except NoSuchPack:
+    except PackNotFound as missing:
+        if not missing.pack:  # not "no such Pack" but, say, no bucket: the import stops
+            raise
         return None
 
 

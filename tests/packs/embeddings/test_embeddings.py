@@ -171,10 +171,10 @@ def test_onnx_embeds_text_longer_than_max_tokens(onnx: OnnxMiniLM) -> None:
     untruncated = Tokenizer.from_file(str(default_tokenizer_path()))
     untruncated.no_truncation()
     assert len(untruncated.encode(long_text).ids) > MAX_TOKENS  # 362 word pieces
-    vector = onnx.embed_one(long_text)
+    vector = onnx.embed([long_text])[0]
     assert vector.shape == (DIM,)
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
-    with_tail = onnx.embed_one(long_text + " An extra closing sentence about volcanoes.")
+    with_tail = onnx.embed([long_text + " An extra closing sentence about volcanoes."])[0]
     np.testing.assert_allclose(vector, with_tail, atol=1e-5)
 
 

@@ -15,10 +15,29 @@ import pytest
 
 from packs import Pack
 from packs.learning import ema
-from packs.learning.rebuild import online_utilities
+from packs.learning.online import fold_log
 from packs.learning.replay import replay
 
 QUERIES = ["breakout", "earnings tomorrow", "losing position", "plan before session"]
+
+
+def online_utilities(events: pl.DataFrame) -> pl.DataFrame:
+    """What the online path stores for ``events``, in the replay's columns."""
+    states = fold_log(events)
+    return pl.DataFrame(
+        {
+            "memory_id": list(states),
+            "utility": [s.utility for s in states.values()],
+            "confidence": [s.confidence for s in states.values()],
+            "reward_count": [s.reward_count for s in states.values()],
+        },
+        schema={
+            "memory_id": pl.String,
+            "utility": pl.Float64,
+            "confidence": pl.Float64,
+            "reward_count": pl.Int64,
+        },
+    )
 
 
 def reward_many(pack: Pack, rounds: int = 40) -> None:
