@@ -128,16 +128,7 @@ class RememberFlow:
                 return self._create(
                     row, intent_vec, scope, seen, (nearest["id"], similarity, verdict)
                 )
-            merge = merge_row(
-                nearest["id"],
-                row["intent_text"],
-                row["response_summary"],
-                row["outcome"],
-                _metadata(row),
-                row["source"],
-                similarity,
-                now,
-            )
+            merge = _merge_into(nearest, row, similarity, now)
             if self._absorb(merge, nearest["merge_count"] or 0):
                 confirmed = self._confirm(nearest, now)
                 return RememberResult(nearest["id"], "merged", similarity, reason=confirmed)
@@ -259,16 +250,7 @@ class RememberFlow:
             verdict = self.corrections.judge(nearest, row, response_vec, s.correction_threshold)
         if verdict is not None and verdict.repeat:
             if superseded and nearest is not None:
-                merge = merge_row(
-                    nearest["id"],
-                    row["intent_text"],
-                    row["response_summary"],
-                    row["outcome"],
-                    _metadata(row),
-                    row["source"],
-                    similarity,
-                    now,
-                )
+                merge = _merge_into(nearest, row, similarity, now)
                 if self._absorb(merge, nearest["merge_count"] or 0):
                     return RememberResult(nearest["id"], "merged", similarity)
             return RememberResult(row["id"], "exists", 1.0)
@@ -320,3 +302,19 @@ def _joined(*parts: str | None) -> str:
 
 def _metadata(row: Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(row["metadata_json"])) if row["metadata_json"] else {}
+
+
+def _merge_into(
+    nearest: Mapping[str, Any], row: Mapping[str, Any], similarity: float, now: datetime
+) -> dict[str, Any]:
+    """The merge of ``row`` (a repeat) into the stored memory ``nearest``."""
+    return merge_row(
+        nearest["id"],
+        row["intent_text"],
+        row["response_summary"],
+        row["outcome"],
+        _metadata(row),
+        row["source"],
+        similarity,
+        now,
+    )

@@ -14,24 +14,11 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from packs.lessons.refresh import RECENT_REWARDS
+from packs.lessons.refresh import EVIDENCE_COLUMNS, RECENT_REWARDS
 from packs.lessons.writers import PROMPT_VERSION, LessonEvidence
 from packs.pack import Pack, storage_of
 from packs.store import schemas
 from packs.store.filters import in_clause
-
-_COLUMNS = [
-    "id",
-    "kind",
-    "intent_text",
-    "response_summary",
-    "outcome",
-    "signal_polarity",
-    "utility",
-    "confidence",
-    "reward_count",
-    "experience_summary",
-]
 
 
 def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
@@ -41,7 +28,9 @@ def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
         return []
     pack.flush()  # the rewards this handle buffered are part of the evidence
     rows = (
-        storage_of(pack).scan(schemas.MEMORIES, _COLUMNS, in_clause("id", memory_ids)).to_pylist()
+        storage_of(pack)
+        .scan(schemas.MEMORIES, EVIDENCE_COLUMNS, in_clause("id", memory_ids))
+        .to_pylist()
     )
     events = pl.from_arrow(
         storage_of(pack).scan(

@@ -28,7 +28,8 @@ from packs.store import schemas
 
 RECENT_REWARDS = 5
 
-_MEMORY_COLUMNS = [
+# What a lesson writer sees of a memory (also packs/lessons/one_memory.py).
+EVIDENCE_COLUMNS = [
     "id",
     "kind",
     "intent_text",
@@ -39,8 +40,8 @@ _MEMORY_COLUMNS = [
     "confidence",
     "reward_count",
     "experience_summary",
-    "lesson_at",
 ]
+_MEMORY_COLUMNS = [*EVIDENCE_COLUMNS, "lesson_at"]
 
 
 @dataclass(frozen=True)
