@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from evals.dedup import f_beta
+from evals.jsonl import read_objects
 from packs.admission.compare import Comparison, compare_responses
 from packs.errors import InvalidInput
 
@@ -120,23 +121,10 @@ def best(scores: Sequence[Score]) -> Score:
 
 def load_pairs(path: str | Path) -> list[ResponsePair]:
     """Read the labelled pairs; a malformed line raises InvalidInput naming it."""
-    pairs = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                pairs.append(_parse(line, f"{path}:{number}"))
-    if not pairs:
-        raise InvalidInput(f"{path}: no pairs found; expected one JSON object per line.")
-    return pairs
+    return read_objects(path, _parse, "pairs")
 
 
-def _parse(line: str, where: str) -> ResponsePair:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: not valid JSON ({exc.msg}).") from exc
-    if not isinstance(obj, dict):
-        raise InvalidInput(f"{where}: expected a JSON object, got {type(obj).__name__}.")
+def _parse(obj: dict[str, Any], where: str) -> ResponsePair:
     names = [f.name for f in ResponsePair.__dataclass_fields__.values()]
     for key in names:
         if not isinstance(obj.get(key), str) or not obj[key].strip():

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from evals.jsonl import read_objects
 from packs.errors import InvalidInput
 
 DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "data" / "dedup" / "intent_pairs.jsonl"
@@ -178,23 +179,10 @@ def bootstrap(
 
 def load_pairs(path: str | Path) -> list[IntentPair]:
     """Read ``{"a", "b", "label", "domain", "kind"}`` JSON lines; blank lines are skipped."""
-    pairs = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                pairs.append(_parse_pair(line, f"{path}:{number}"))
-    if not pairs:
-        raise InvalidInput(f"{path}: no pairs found; expected one JSON object per line.")
-    return pairs
+    return read_objects(path, _parse_pair, "pairs")
 
 
-def _parse_pair(line: str, where: str) -> IntentPair:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: not valid JSON ({exc.msg}).") from exc
-    if not isinstance(obj, dict):
-        raise InvalidInput(f"{where}: expected a JSON object, got {type(obj).__name__}.")
+def _parse_pair(obj: dict[str, Any], where: str) -> IntentPair:
     for key in ("a", "b", "domain", "kind"):
         if not isinstance(obj.get(key), str) or not obj[key].strip():
             raise InvalidInput(f"{where}: {key!r} must be a non-empty string.")

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from evals.jsonl import read_objects
 from packs.errors import InvalidInput
 from packs.learning.ema import RewardStep, fold
 from packs.lessons.writers import (
@@ -129,23 +130,10 @@ def stance_of(lesson: str) -> str:
 
 def load_episodes(path: str | Path = DEFAULT_EPISODES) -> list[ReferenceEpisode]:
     """Read the reference episodes; a malformed line raises InvalidInput naming it."""
-    episodes = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                episodes.append(_parse(line, f"{path}:{number}"))
-    if not episodes:
-        raise InvalidInput(f"{path}: no episodes found; expected one JSON object per line.")
-    return episodes
+    return read_objects(path, _parse, "episodes")
 
 
-def _parse(line: str, where: str) -> ReferenceEpisode:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: not valid JSON ({exc.msg}).") from exc
-    if not isinstance(obj, dict):
-        raise InvalidInput(f"{where}: expected a JSON object.")
+def _parse(obj: dict[str, Any], where: str) -> ReferenceEpisode:
     text = ("id", "domain", "intent", "response", "outcome", "polarity", "reference", "stance")
     if any(not isinstance(obj.get(k), str) or not obj[k].strip() for k in text):
         raise InvalidInput(f"{where}: {', '.join(text)} must be non-empty strings.")
