@@ -1,7 +1,7 @@
 """ragas' non-LLM context metrics as typed results.
 
 Four metrics from the *old* ``ragas.metrics`` module (the new ``ragas.metrics.collections``
-classes have no non-LLM versions, FIELD_NOTES.md), each computed per sample with
+classes have no non-LLM versions, docs/field-notes.md), each computed per sample with
 ``single_turn_score`` and averaged:
 
 - ``non_llm_context_precision``: average precision of the retrieved texts, a retrieved
@@ -42,7 +42,7 @@ def _ragas_metrics() -> dict[str, tuple[Any, str]]:
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     with warnings.catch_warnings():
         # ragas 0.4 deprecates these imports in favour of ragas.metrics.collections, whose
-        # classes ragas.evaluate refuses and which have no non-LLM versions (FIELD_NOTES).
+        # classes ragas.evaluate refuses and which have no non-LLM versions (docs/field-notes.md).
         warnings.simplefilter("ignore", DeprecationWarning)
         from ragas.metrics import (
             IDBasedContextPrecision,

@@ -289,7 +289,13 @@ def render_markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"| {domain} | {s['n']} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f05']:.3f} |"
         )
-    lines += ["", "## MISSION.md seed pairs", "", "| a | b | cosine |", "|---|---|---|"]
+    lines += [
+        "",
+        "## The seed pairs of the brief (docs/brief.md)",
+        "",
+        "| a | b | cosine |",
+        "|---|---|---|",
+    ]
     lines += [f"| {s['a']} | {s['b']} | {s['cosine']:.3f} |" for s in result["seeds"]]
     lines += ["", f"## Misclassified at {chosen['threshold']:.2f}", ""]
     lines += ["| cosine | label | kind | a | b |", "|---|---|---|---|---|"]

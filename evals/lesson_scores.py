@@ -12,7 +12,7 @@ its reference:
   (all-MiniLM-L6-v2): tolerant of paraphrase, but blind to stance: "Avoid chasing a
   breakout" and "Chase the breakout" are close in it;
 - ``stance_ok``: the lesson says *do* or *avoid* as the reference does (a failure is
-  never an example to follow, MISSION.md): "avoid" when it opens with "Avoid" or a
+  never an example to follow, docs/brief.md): "avoid" when it opens with "Avoid" or a
   negation ("Do not", "Never", "Don't");
 - ``score``: ROUGE-L F1 when the stance agrees, else 0; a lesson the writer failed to
   give scores 0. The writer's score is the mean over every episode.

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 
 OFFLINE_DEFAULTS = {
-    # FIELD_NOTES: with telemetry on, the ephemeral server logged "database is locked".
+    # docs/field-notes.md: with telemetry on, the ephemeral server logged "database is locked".
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",
     "RAGAS_DO_NOT_TRACK": "true",
     "HF_HUB_OFFLINE": "1",
-    # FIELD_NOTES measured 20-26 s for the first start on 2 cores; Prefect's default
+    # docs/field-notes.md measured 20-26 s for the first start on 2 cores; Prefect's default
     # timeout of 20 s fails on a busy machine.
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
 }

@@ -9,7 +9,7 @@ Inputs are truncated at 256 word pieces, the model's ``max_seq_length``.
 
 Threads and batches are what ``benchmarks/embed_bench.py`` measured fastest on the shared
 2-core box (docs/ingestion.md): one intra-op thread per ``run`` (a single query took
-4.2 ms with 1 thread against 13.5 ms with 2, FIELD_NOTES), texts sorted by length in
+4.2 ms with 1 thread against 13.5 ms with 2, docs/field-notes.md), texts sorted by length in
 batches of 2, and bulk work on two threads (onnxruntime releases the
 GIL in ``run``), each with its own session. Batches of 16-64 ran at half that speed or
 less, and a 2-thread session at under half.

@@ -86,7 +86,7 @@ def history_entry(
 
     An intrinsic event logs ``value = w_int * r_int`` with ``magnitude = r_int``: its
     history entry is ``r_int`` at weight ``weight * w_int``, so the cap on intrinsic
-    reward (MISSION.md: blended at 0.2) is a weight here too, not a full-weight
+    reward (docs/brief.md: blended at 0.2) is a weight here too, not a full-weight
     observation of a small reward.
     """
     if source == "intrinsic" and magnitude:
@@ -161,7 +161,7 @@ class ContextIndex:
         """Append one rewarded query to ``memory_id``'s history (the newest last).
 
         An intrinsic reward never marks a memory as helped: it is scored against the
-        past and can't vouch for the memory on its own (MISSION.md).
+        past and can't vouch for the memory on its own (docs/brief.md).
         """
         self.extend(memory_id, query, np.array([reward]), np.array([weight]), np.array([intrinsic]))
 

@@ -3,7 +3,7 @@
 The query-conditioned utility (``packs/learning/context.py``) weighs each past reward of a memory
 by how close that episode's query was to this one. A hand-set hinge
 ``max(0, cos - theta)`` either drops paraphrases (at theta 0.8 half of real paraphrases
-get no weight, LEARNING_NOTES.md) or lets rewards leak to unrelated questions (theta 0.5
+get no weight, docs/learning-notes.md) or lets rewards leak to unrelated questions (theta 0.5
 lost 7.7 points on held-out questions). Here the weight is measured instead: over pairs
 of rewards the same memory received for two queries at cosine ``c``,
 

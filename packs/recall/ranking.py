@@ -40,7 +40,7 @@ def exploration_bonus(
 ) -> Array:
     """UCB-style bonus ``scale / sqrt(1 + uses)`` for eligible items, 0 elsewhere.
 
-    Eligible items are knowledge chunks with no reward history yet (MISSION.md, scale 0.1);
+    Eligible items are knowledge chunks with no reward history yet (docs/brief.md, scale 0.1);
     the bonus fades as an item is used.
     """
     u = np.asarray(uses, dtype=np.float64)

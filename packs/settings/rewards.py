@@ -42,7 +42,7 @@ class RewardSettings(Group):
     validation_timeout_s: float = Field(5.0, ge=0.001, le=3600.0)
     validation_pass: float = Field(0.25, ge=0.0, le=1.0)
     validation_fail: float = Field(-1.0, ge=-1.0, le=0.0)
-    intrinsic_weight: float = Field(0.2, ge=0.0, le=1.0)  # MISSION.md
+    intrinsic_weight: float = Field(0.2, ge=0.0, le=1.0)  # docs/brief.md
     intrinsic_min_neighbours: int = Field(3, ge=1, le=10_000)
     intrinsic_neighbour_similarity: float = Field(0.5, ge=-1.0, le=1.0)
     intrinsic_candidates: int = Field(50, ge=1, le=10_000)  # neighbours read per pool

@@ -6,7 +6,8 @@ One native inverted index per text column of :data:`packs.store.schemas.TEXT_COL
 one ``MultiMatchQuery``. The indexes are made with the table (an empty table indexes
 fine) and, for a Pack made before them, when it is next opened writable. Rows written
 after an index are searched flat beside it until ``optimize()`` (compaction, maintenance)
-folds them in, so a new row is found at once (FIELD_NOTES; tests/packs/recall/test_hybrid.py).
+folds them in, so a new row is found at once (docs/field-notes.md;
+tests/packs/recall/test_hybrid.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every LanceDB commit leaves a version; ``optimize()`` merges small fragments, updates
 indexes and deletes versions older than the retention period (time travel reaches back
 that far). The vector index (IVF_SQ, cosine, matching the recall metric) is built once
-``memories`` has ``index_threshold`` rows: FIELD_NOTES measured that an ANN index is
+``memories`` has ``index_threshold`` rows: docs/field-notes.md measured that an ANN index is
 rarely worth it below about 100k rows. Rows added after it are searched flat beside it
 (LanceDB's default ``fast_search=False``) until the next ``optimize()`` folds them in, so
 they are found at once (docs/recall.md). Scalar BTREE indexes on the id columns speed up
@@ -25,7 +25,7 @@ from lancedb.index import BTree, IvfSq, LabelList
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN, PackStore
 
-DEFAULT_INDEX_THRESHOLD = 100_000  # FIELD_NOTES: an ANN index is rarely needed below this
+DEFAULT_INDEX_THRESHOLD = 100_000  # docs/field-notes.md: an ANN index is rarely needed below this
 # Measured (benchmarks/recall_bench.py --sections ann; the figures: docs/recall.md): with
 # partitions of about 4,000 rows, LanceDB's default probes and the gateway's REFINE_FACTOR
 # found every exact top-k1. Given as a target size, not a count: optimize() keeps it, where

@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "out" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# FIELD_NOTES: without the background-networking flags Chromium floods the closed network.
+# docs/field-notes.md: without the background-networking flags Chromium floods the closed network.
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

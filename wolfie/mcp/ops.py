@@ -123,5 +123,5 @@ def resolve(
 
 
 def maturity(pack: Pack) -> Maturity:
-    """The five maturity signals (MISSION.md) and the stage they put the Pack in."""
+    """The five maturity signals (docs/brief.md) and the stage they put the Pack in."""
     return pack.maturity()

@@ -1,6 +1,6 @@
 """Eight processes write to one Pack at once: nothing is lost, utilities equal the log.
 
-Each worker logs about 1,000 reward events (spawned processes, FIELD_NOTES: never fork
+Each worker logs about 1,000 reward events (spawned processes, docs/field-notes.md: never fork
 a process holding Lance handles), on a local folder and on s3:// against moto.
 """
 

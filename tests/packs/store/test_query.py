@@ -69,7 +69,7 @@ def test_a_reader_sees_new_data_without_reopening(trading_pack, tmp_path):
     trading_pack.close()
     reader = Pack.open("test", tmp_path, read_only=True)
     assert reader.query("memories").height == 3
-    ctx = mp.get_context("spawn")  # FIELD_NOTES: never fork a process holding Lance handles
+    ctx = mp.get_context("spawn")  # docs/field-notes.md: never fork a process holding Lance handles
     ready, go = ctx.Event(), ctx.Event()
     writer = ctx.Process(target=_write_later, args=(str(tmp_path), ready, go))
     writer.start()
