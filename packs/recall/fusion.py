@@ -1,90 +1,65 @@
-"""How Phase B fuses Phase A's two lists, as strategy classes (as LanceDB's rerankers are).
+"""How Phase B fuses Phase A's two lists: each fusion is a small object that owns its
+parameters, as LanceDB's rerankers do (``RRFReranker(K=60)``).
 
-``settings.ranking.lexical`` names one; :data:`FUSIONS` turns the name into the object that
-does the work. Measurements that chose the default (``zscore``): docs/recall.md.
+``settings.ranking.lexical`` names one and :func:`fusion_for` builds it from the settings;
+``"off"`` keeps BM25 out of Phase A, so there is nothing to fuse. Measurements that chose
+the default (``zscore``): docs/recall.md.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from typing import ClassVar, get_args
+from dataclasses import dataclass
+from typing import Protocol, assert_never
 
 import numpy as np
 from numpy.typing import NDArray
 
 from packs.recall.ranking import RankWeights, blended_relevance, fused_relevance
-from packs.settings import LexicalMode, RankingSettings
+from packs.settings import RankingSettings
 
 Floats = NDArray[np.floating]
 Ints = NDArray[np.integer]
 
 
-class Fusion(ABC):
-    """Relevance of each candidate from its cosine and its place in the BM25 list."""
-
-    name: ClassVar[str]
-
-    @abstractmethod
-    def relevance(
-        self,
-        similarity: Floats,
-        lexical: Floats,
-        lexical_rank: Ints,
-        weights: RankWeights,
-        ranking: RankingSettings,
-    ) -> Floats:
-        """``lexical``: BM25 scores (0 outside its list); ``lexical_rank``: 0-based place
-        in it (-1 outside)."""
+class Fusion(Protocol):
+    def relevance(self, similarity: Floats, lexical: Floats, lexical_rank: Ints) -> Floats:
+        """Relevance of each candidate from its cosine, its BM25 score (0 outside BM25's
+        list) and its 0-based place in that list (-1 outside)."""
+        ...
 
 
-class ZScoreBlend(Fusion):
-    """``z(sim) + lexical_weight · z(bm25)`` (the default)."""
+@dataclass(frozen=True)
+class ZScoreBlend:
+    """``z(sim) + lexical_weight · z(bm25)`` (the default), z-scored with the pool's
+    floors and clip of ``weights``."""
 
-    name = "zscore"
+    lexical_weight: float
+    weights: RankWeights
 
-    def relevance(
-        self,
-        similarity: Floats,
-        lexical: Floats,
-        lexical_rank: Ints,
-        weights: RankWeights,
-        ranking: RankingSettings,
-    ) -> Floats:
-        return blended_relevance(similarity, lexical, weights, ranking.lexical_weight)
+    def relevance(self, similarity: Floats, lexical: Floats, lexical_rank: Ints) -> Floats:
+        return blended_relevance(similarity, lexical, self.weights, self.lexical_weight)
 
 
-class ReciprocalRank(Fusion):
-    """Weighted reciprocal-rank fusion (Cormack, Clarke and Büttcher 2009), ``k = rrf_k``."""
+@dataclass(frozen=True)
+class ReciprocalRank:
+    """Weighted reciprocal-rank fusion (Cormack, Clarke and Büttcher 2009, ``k`` = 60
+    there and by default)."""
 
-    name = "rrf"
+    k: int = 60
+    lexical_weight: float = 1.0
 
-    def relevance(
-        self,
-        similarity: Floats,
-        lexical: Floats,
-        lexical_rank: Ints,
-        weights: RankWeights,
-        ranking: RankingSettings,
-    ) -> Floats:
-        return fused_relevance(similarity, lexical_rank, ranking.rrf_k, ranking.lexical_weight)
+    def relevance(self, similarity: Floats, lexical: Floats, lexical_rank: Ints) -> Floats:
+        return fused_relevance(similarity, lexical_rank, self.k, self.lexical_weight)
 
 
-class CosineOnly(Fusion):
-    """Cosine alone: BM25 stays out of Phase A."""
-
-    name = "off"
-
-    def relevance(
-        self,
-        similarity: Floats,
-        lexical: Floats,
-        lexical_rank: Ints,
-        weights: RankWeights,
-        ranking: RankingSettings,
-    ) -> Floats:
-        return similarity
-
-
-FUSIONS: dict[str, Fusion] = {f.name: f for f in (ZScoreBlend(), ReciprocalRank(), CosineOnly())}
-if set(FUSIONS) != set(get_args(LexicalMode)):  # pragma: no cover - caught at import
-    raise ImportError("packs.settings.LexicalMode and recall.fusion.FUSIONS disagree.")
+def fusion_for(ranking: RankingSettings, weights: RankWeights) -> Fusion | None:
+    """The fusion ``ranking.lexical`` names, with its parameters; None for ``"off"``."""
+    match ranking.lexical:
+        case "zscore":
+            return ZScoreBlend(ranking.lexical_weight, weights)
+        case "rrf":
+            return ReciprocalRank(ranking.rrf_k, ranking.lexical_weight)
+        case "off":
+            return None
+        case unknown:
+            assert_never(unknown)

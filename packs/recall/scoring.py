@@ -14,7 +14,7 @@ import numpy as np
 
 from packs.learning.ema import LearnedState
 from packs.recall.candidates import Candidates
-from packs.recall.fusion import FUSIONS
+from packs.recall.fusion import fusion_for
 from packs.recall.ranking import Ranking, RankWeights, rerank, thompson_draw
 from packs.recall.spread import distances, inhibited_order, spread
 from packs.settings import RankingSettings
@@ -97,9 +97,9 @@ def score_pool(
     if explore is None:  # search exploits: no exploration bonus, no draw
         weights = replace(weights, explore_bonus=0.0)
     relevance = cand.ranking_similarity
-    if cand.lexical_rank is not None and cand.lexical is not None:
-        fusion = FUSIONS[r.lexical]
-        relevance = fusion.relevance(relevance, cand.lexical, cand.lexical_rank, weights, r)
+    fusion = fusion_for(r, weights)
+    if fusion is not None and cand.lexical_rank is not None and cand.lexical is not None:
+        relevance = fusion.relevance(relevance, cand.lexical, cand.lexical_rank)
     ranking = rerank(
         relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge, weights, k2
     )

@@ -11,7 +11,7 @@ from packs.learning.strategies import KERNELS, PRIORS, Prior, TransferKernel
 from packs.settings.base import Group
 
 # Hybrid Phase A fused by a z-scored blend or by reciprocal rank; or cosine only
-# (the strategies: packs/recall/ranking.py FUSIONS).
+# (the strategies: packs/recall/fusion.py, fusion_for).
 LexicalMode = Literal["zscore", "rrf", "off"]
 
 
