@@ -137,11 +137,11 @@ def store_settings(
     store: PackStore,
     active: ActiveSettings,
     changes: Mapping[str, Any],
-    tune: Callable[[PackSettings], None],
+    work_by: Callable[[PackSettings], None],
 ) -> PackSettings:
     """Store ``active`` with ``changes`` applied as its next version, make it the one in
-    force and hand it to ``tune`` (the handle's parts that work by it); unknown keys are
-    refused."""
+    force and hand it to ``work_by`` (the handle's parts that work by it); unknown keys
+    are refused."""
     store.require_writable("change settings")
     settings = active.value.replace(**changes)
     version = active.version + 1
@@ -153,5 +153,5 @@ def store_settings(
         }
     )
     active.value, active.version = settings, version
-    tune(settings)
+    work_by(settings)
     return settings

@@ -22,7 +22,7 @@ import polars as pl
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.maturity import Maturity, measure_maturity
-from packs.opening import open_store, store_settings
+from packs.opening import open_store
 from packs.options import (
     FeedbackOptions,
     ForgetOptions,
@@ -153,7 +153,7 @@ class Pack:
 
     def configure(self, **changes: Any) -> PackSettings:
         """Store a new settings version with ``changes`` applied; unknown keys are refused."""
-        return store_settings(self._store, self._settings, changes, self._svc.tune)
+        return self._svc.configure(changes)
 
     def __enter__(self) -> Pack:
         return self

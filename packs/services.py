@@ -10,7 +10,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
@@ -51,7 +51,7 @@ class PackServices(NamedTuple):
     forget: ForgetService
     revisions: RevisionService
     history: MemoryHistory
-    tune: TuneSettings
+    configure: Callable[[Mapping[str, Any]], PackSettings]  # a new settings version
     rebuilds: RebuildService  # the reward log, utilities replayed from it
     tuning: TuningService  # fits the Pack's settings to its episodes (docs/tuning.md)
     background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
@@ -61,19 +61,6 @@ class PackServices(NamedTuple):
         (its forgets stay pending for the next purge or maintain-pack)."""
         self.background.stop()
         self.forget.purges.stop()
-
-
-class TuneSettings:
-    """Hands the buffer and the context index the settings they work by (at open and on
-    every settings change); the flusher reads its compaction policy from the settings."""
-
-    def __init__(self, buffer: WriteBuffer, learning: LearningState) -> None:
-        self._buffer = buffer
-        self._learning = learning
-
-    def __call__(self, s: PackSettings) -> None:
-        self._buffer.flush_rows, self._buffer.flush_seconds = s.flush.rows, s.flush.seconds
-        self._learning.context.tune(s.context)
 
 
 def build_services(
@@ -104,11 +91,17 @@ def build_services(
         lock,
         confirm_held=Probation(store).confirm_episode,
     )
-    tune = TuneSettings(buffer, learning)
-    tune(s)
+
+    def work_by(s: PackSettings) -> None:
+        """Hand the buffer and the context index the settings they work by (at open and on
+        every change); the flusher reads its compaction policy from the settings."""
+        buffer.flush_rows, buffer.flush_seconds = s.flush.rows, s.flush.seconds
+        learning.context.use_rule(s.context)
+
+    work_by(s)
 
     def configure(changes: Mapping[str, Any]) -> PackSettings:
-        return store_settings(store, settings, changes, tune)
+        return store_settings(store, settings, changes, work_by)
 
     tuning = TuningService(store, settings, embedding.dim, configure, writer, lock, flusher)
     rewards.after_reward = tuning.rewarded  # an automatic tune when one is due
@@ -133,7 +126,7 @@ def build_services(
             store, settings, embedder, learning, ledger, buffer, flusher, history, lock
         ),
         history=history,
-        tune=tune,
+        configure=configure,
         rebuilds=RebuildService(store, flusher, learning),
         tuning=tuning,
         background=background,

@@ -135,7 +135,7 @@ class ContextIndex:
     def __len__(self) -> int:
         return len(self._items)
 
-    def tune(self, rule: ContextRule) -> None:
+    def use_rule(self, rule: ContextRule) -> None:
         """Work by ``rule`` from now on (a settings change); keys rebuild if it moved."""
         self.rule = rule
 

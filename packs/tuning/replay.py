@@ -230,7 +230,7 @@ def new_questions(
         for group in _by_rule(candidates, assess=False).values():
             found = evidence(log, candidates[group[0]], dim, keep)
             for i in group:
-                found.index.tune(candidates[i].context)
+                found.index.use_rule(candidates[i].context)
                 for q in held.tolist():
                     slate = slate_of(log, first[q], candidates[i], found)
                     out[i][q] = credit[q].success(slate)

@@ -141,9 +141,9 @@ def test_keys_need_a_vouching_reward_that_still_holds_for_its_wording():
     index.add("tied", question, -1.0)  # one each way: no support
     links = index.linked(rewording)
     assert links == pytest.approx({"helped": 0.70}, abs=1e-3)  # cos 0.85 - margin
-    index.tune(index.rule.replace(links=0))
+    index.use_rule(index.rule.replace(links=0))
     assert index.linked(rewording) == {}
-    index.tune(index.rule.replace(links=3))
+    index.use_rule(index.rule.replace(links=3))
     index.add("helped", question, -1.0)
     index.add("helped", question, -1.0)
     assert index.linked(rewording) == {}
