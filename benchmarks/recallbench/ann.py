@@ -38,6 +38,7 @@ import pyarrow as pa
 from packs import KnowledgeChunk, Pack
 from packs.pack import storage_of
 from packs.recall import vector_cache
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN
@@ -173,7 +174,7 @@ def run_ann(root: Path, rows: int, queries: Sequence[str], seed: int, tail: int 
             for name, path in paths.items():
                 if name.startswith(("scan", "lancedb")):
                     recall[name].append(overlap(path(query), truth))  # type: ignore[arg-type]
-            found = phase_a(store, vector, k1, clause, delta, pack._svc.recall.vectors)
+            found = phase_a(store, RecallQuery(vector, k1, delta, clause), pack._svc.recall.vectors)
             floor = overlap(found.ids, scan.top(vector, k1, delta))
             recall["search"].append(floor)
             recall["recall"].append(floor)

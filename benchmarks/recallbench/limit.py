@@ -33,6 +33,7 @@ import Stemmer
 
 from packs import Pack
 from packs.pack import storage_of
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.recall.vector_cache import one_thread_product
 from packs.records import Recall
@@ -163,7 +164,9 @@ def run_limit(
         clause = visible_clause(None)
         for query in queries:
             vector = embedder.embed([query])[0]
-            found = phase_a(storage_of(pack), vector, k1, clause, delta, pack._svc.recall.vectors)
+            found = phase_a(
+                storage_of(pack), RecallQuery(vector, k1, delta, clause), pack._svc.recall.vectors
+            )
             agree_k1.append(overlap(found.ids, scan.top(vector, k1, delta)))
             exact3 = scan.top(vector, 3, delta)
             agree_3.append(overlap(recalled[query], exact3))

@@ -28,6 +28,7 @@ import numpy as np
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
 from packs.pack import storage_of
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import phase_a
 from packs.store.scopes import visible_clause
 
@@ -141,15 +142,9 @@ def run_scopes(
         for query in queries[:50]:
             vector = embedder.embed([query])[0]
             clause = visible_clause(f"u{turn[query]}")
+            question = RecallQuery(vector, k1, -1.0, clause, visible=clause)
             found = phase_a(
-                storage_of(pack),
-                vector,
-                k1,
-                clause,
-                -1.0,
-                pack._svc.recall.vectors,
-                visible=clause,
-                scopes=pack._svc.recall.scopes,
+                storage_of(pack), question, pack._svc.recall.vectors, pack._svc.recall.scopes
             )
             truth = _scoped_truth(built, vector, turn[query], k1)
             agree.append(len(truth & set(found.ids)) / len(truth))

@@ -1,12 +1,47 @@
-"""Phase A's output, the pool Phase B ranks (``packs/recall/phases.py``) and the tuner
-replays (``packs/tuning/replay.py``)."""
+"""Phase A's input, one question as it asks (:class:`RecallQuery`), and its output, the
+pool Phase B ranks (``packs/recall/phases.py``) and the tuner replays
+(``packs/tuning/replay.py``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    """One question as Phase A asks it, built once by the recall service and passed down.
+
+    Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``; with
+    ``lexical`` the BM25 top-``k1`` for ``text`` joins it (the union). ``text`` is the
+    question's words, for BM25 and for the links' name check. ``links`` (memory id -> key
+    similarity, associative links) count where a key would have put its memory among the
+    ``k2`` best by similarity. With ``hops`` the chunks within that many positions of the
+    ``k2`` best by cosine and by BM25 join the pool (adjacency links). ``clause`` binds
+    every row; ``visible`` is its scope part; with ``now`` rows expired by then are left
+    out too.
+    """
+
+    vector: np.ndarray
+    k1: int
+    delta: float
+    clause: str | None = None
+    k2: int = 0  # 0: k1
+    text: str | None = None
+    lexical: bool = False
+    links: Mapping[str, float] = field(default_factory=dict)
+    hops: int = 0
+    now: datetime | None = None
+    visible: str | None = None
+
+    @property
+    def top(self) -> int:
+        """The ``k2`` links and neighbours compete for."""
+        return self.k2 or self.k1
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from packs.recall.candidates import Candidates
+from packs.recall.candidates import Candidates, RecallQuery
 from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import similarity_from_distance
@@ -44,121 +43,97 @@ class Ranked:
 
 def phase_a(
     store: PackStore,
-    vector: np.ndarray,
-    k1: int,
-    clause: str | None,
-    delta: float,
+    q: RecallQuery,
     cache: VectorCache | None = None,
-    links: Mapping[str, float] | None = None,
-    k2: int | None = None,
-    text: str | None = None,
-    query: str | None = None,
-    hops: int = 0,
-    now: datetime | None = None,
-    visible: str | None = None,
     scopes: ScopeCaches | None = None,
 ) -> Candidates:
-    """Cosine top-``k1`` over memories and knowledge, keeping similarity >= ``delta``,
-    and with ``text`` the BM25 top-``k1`` of the same rows joined to it (the union).
-    ``query`` (the question's words, for links' name check) defaults to ``text``.
+    """The pool for ``q`` (:class:`~packs.recall.candidates.RecallQuery`).
 
     With ``cache`` the search is the exact in-memory scan (packs/recall/vector_cache.py);
-    LanceDB answers when there is none or it stands aside (too many rows to hold).
-    ``links`` (memory id -> key similarity, associative links) count where a key would
-    have put its memory among the ``k2`` best by similarity: the memory joins the pool
-    if it is not in it, and ranks by the better of its similarity and its key. With
-    ``hops``, the chunks within ``hops`` positions of the ``k2`` best by cosine and by
-    BM25 join it too (adjacency links, packs/recall/spread.py). The filter binds all;
-    with ``now``, rows expired by then are left out too. ``visible`` is the clause's scope
-    part. When ``cache`` is too large to hold, ``scopes`` holds the rows ``visible`` lets
-    through if they are few (packs/recall/scope_cache.py); else LanceDB picks its search
-    by how many rows it allows (``indexed_top_k``).
+    LanceDB answers when there is none or it stands aside (too many rows to hold). A
+    linked memory joins the pool if it is not in it, and ranks by the better of its
+    similarity and its key; the neighbours of adjacency links join it too
+    (packs/recall/spread.py). When ``cache`` is too large to hold, ``scopes`` holds the
+    rows ``q.visible`` lets through if they are few (packs/recall/scope_cache.py); else
+    LanceDB picks its search by how many rows the clause allows (``indexed_top_k``).
     """
-    k2 = k1 if k2 is None else k2
+    now, clause = q.now, q.clause
     cached_columns = CANDIDATE_COLUMNS if now is None else [*CANDIDATE_COLUMNS, EXPIRES]
     if cache is not None and cache.sync(store, schemas.MEMORIES, cached_columns):
         live = None if now is None else cache.unexpired(now)  # a mask, not a new clause
-        return _cached(cache, store, vector, k1, clause, delta, links, k2, text, query, hops, live)
+        return _cached(cache, store, q, clause, live)
     aside = cache is not None and cache.too_large
-    small = scopes.get(store, visible, cached_columns) if scopes is not None and aside else None
+    small = scopes.get(store, q.visible, cached_columns) if scopes is not None and aside else None
     if small is not None:  # its rows are those ``visible`` lets through
-        rest = None if clause == visible else clause
-        live = None if now is None else small.unexpired(now)
-        return _cached(small, store, vector, k1, rest, delta, links, k2, text, query, hops, live)
+        rest = None if clause == q.visible else clause
+        return _cached(small, store, q, rest, None if now is None else small.unexpired(now))
     if now is not None:
         clause = " AND ".join(c for c in (clause, unexpired_clause(now)) if c)
-    found = indexed_top_k(store, vector, k1, clause, visible)
+    found = indexed_top_k(store, q.vector, q.k1, clause, q.visible)
     similarity = similarity_from_distance(found["_distance"].to_numpy())
-    kept = np.flatnonzero(similarity >= delta)
+    kept = np.flatnonzero(similarity >= q.delta)
     ordered = found.take(pa.array(kept, type=pa.int64()))
     columns = {column: ordered[column].to_pylist() for column in CANDIDATE_COLUMNS}
     similarity = similarity[kept]
-    links = competing_links(links, similarity, delta, k2)
+    links = competing_links(q.links, similarity, q.delta, q.top)
     extra_ids = [m for m in links if m not in set(columns["id"])]
     similarity = np.concatenate(
-        [similarity, indexed_rows(store, vector, extra_ids, clause, columns)]
+        [similarity, indexed_rows(store, q.vector, extra_ids, clause, columns)]
     )
-    found_ids, found_scores, added = indexed_lexical(store, text, vector, k1, clause, columns)
-    if found_ids is None:
-        text = None  # a Pack made before its full-text index, opened read-only
+    words = q.text if q.lexical else None
+    found_ids, found_scores, added = indexed_lexical(store, words, q.vector, q.k1, clause, columns)
+    lexical = words is not None and found_ids is not None  # None: a Pack made before its index
     similarity = np.concatenate([similarity, added])
-    if hops:
+    if q.hops:
         place = {m: i for i, m in enumerate(columns["id"])}
-        seeds = [*range(min(k2, len(kept))), *(place[m] for m in (found_ids or [])[:k2])]
-        near = _new(columns["id"], _neighbours(columns, seeds, hops))
-        added = indexed_rows(store, vector, near, clause, columns)
+        seeds = [*range(min(q.top, len(kept))), *(place[m] for m in (found_ids or [])[: q.top])]
+        near = _new(columns["id"], _neighbours(columns, seeds, q.hops))
+        added = indexed_rows(store, q.vector, near, clause, columns)
         similarity = np.concatenate([similarity, added])
-    return _candidates(columns, similarity, links, found_ids or [], found_scores, text, query)
+    return _candidates(columns, similarity, links, found_ids or [], found_scores, q.text, lexical)
 
 
 def _cached(
     cache: VectorCache,
     store: PackStore,
-    vector: np.ndarray,
-    k1: int,
+    q: RecallQuery,
     clause: str | None,
-    delta: float,
-    links: Mapping[str, float] | None,
-    k2: int,
-    text: str | None,
-    query: str | None,
-    hops: int,
     live: np.ndarray | None,
 ) -> Candidates:
     """Phase A on the in-memory scan and its BM25 index (``live``: the unexpired rows)."""
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
     if live is not None:
         mask = live if mask is None else mask & live
-    hits = cache.top_k(vector, k1, mask)
-    similarity = similarity_from_distance(hits.distance)
-    positions = hits.positions[similarity >= delta]
-    similarity = similarity[similarity >= delta]
+    hits = cache.top_k(q.vector, q.k1, mask)
+    positions = hits.positions[hits.similarity >= q.delta]
+    similarity = hits.similarity[hits.similarity >= q.delta]
     found = len(positions)
-    links = competing_links(links, similarity, delta, k2)
+    links = competing_links(q.links, similarity, q.delta, q.top)
 
     def join(ids: list[str]) -> None:
         nonlocal positions, similarity
-        extra = cache.lookup(vector, _new(cache.ids(positions), ids), mask)
+        extra = cache.lookup(q.vector, _new(cache.ids(positions), ids), mask)
         positions = np.concatenate([positions, extra.positions])
-        similarity = np.concatenate([similarity, similarity_from_distance(extra.distance)])
+        similarity = np.concatenate([similarity, extra.similarity])
 
     join(list(links))
     lex_ids: list[str] = []
     lex_scores = np.zeros(0)
-    if text is not None:
-        lex_positions, lex_scores = cache.lexical_top_k(text, k1, mask)
+    if q.lexical and q.text is not None:
+        lex_positions, lex_scores = cache.lexical_top_k(q.text, q.k1, mask)
         lex_ids = cache.ids(lex_positions)
         join(lex_ids)
     columns = cache.columns(positions)
-    if hops:
+    if q.hops:
         place = {m: i for i, m in enumerate(columns["id"])}
-        seeds = [*range(min(k2, found)), *(place[m] for m in lex_ids[:k2])]
+        seeds = [*range(min(q.top, found)), *(place[m] for m in lex_ids[: q.top])]
         before = len(positions)
-        join(_neighbours(columns, seeds, hops))
+        join(_neighbours(columns, seeds, q.hops))
         if len(positions) > before:
             extra = cache.columns(positions[before:])
             columns = {name: columns[name] + extra[name] for name in columns}
-    return _candidates(columns, similarity, links, lex_ids, lex_scores, text, query)
+    lexical = q.lexical and q.text is not None
+    return _candidates(columns, similarity, links, lex_ids, lex_scores, q.text, lexical)
 
 
 def _neighbours(columns: dict[str, list[Any]], seeds: list[int], hops: int) -> list[str]:
@@ -178,11 +153,11 @@ def _candidates(
     lex_ids: list[str],
     lex_scores: np.ndarray,
     text: str | None,
-    query: str | None,
+    lexical: bool,
 ) -> Candidates:
-    """The pool, with each member's place in the BM25 list ``lex_ids``."""
-    ranked = _ranked(_named(links, query or text, columns), columns["id"], similarity)
-    if text is None:
+    """The pool, with each member's place in the BM25 list ``lex_ids`` when ``lexical``."""
+    ranked = _ranked(_named(links, text, columns), columns["id"], similarity)
+    if not lexical:
         return Candidates(columns, similarity, ranked)
     place = {m: r for r, m in enumerate(lex_ids)}
     rank = np.array([place.get(m, -1) for m in columns["id"]], dtype=np.int64)

@@ -17,6 +17,7 @@ from packs.journal.flush import Flusher
 from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import LearningState
 from packs.recall.cache_sync import CatchUp
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scope_cache import ScopeCaches
@@ -100,23 +101,20 @@ class RecallService:
             learned = self._learning.view(vector, self._flusher.flush)
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
-            words = text if r.lexical != "off" else None
-            candidates = phase_a(
-                self._store,
+            question = RecallQuery(
                 vector,
                 k1,
-                clause,
                 r.delta,
-                cache,
-                learned.links(),
+                clause,
                 k2,
-                words,
                 text,
-                r.spread_hops if r.spread > 0 else 0,
-                now,
-                visible,
-                self.scopes,
+                lexical=r.lexical != "off",
+                links=learned.links() or {},
+                hops=r.spread_hops if r.spread > 0 else 0,
+                now=now,
+                visible=visible,
             )
+            candidates = phase_a(self._store, question, cache, self.scopes)
             explore = self._explore(r.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, r, k2, explore)
             episode_id = None

@@ -46,11 +46,10 @@ _NEVER = np.iinfo(np.int64).max  # the expiry of a row without one
 
 @dataclass(frozen=True)
 class Hits:
-    """Cached top-k: entry positions in similarity order, with LanceDB-style cosine
-    distances (``1 - cos``) for :func:`packs.recall.ranking.similarity_from_distance`."""
+    """Cached top-k: entry positions in similarity order, with their cosine similarities."""
 
     positions: NDArray[np.int64]
-    distance: NDArray[np.float64]
+    similarity: NDArray[np.float64]
 
 
 @functools.cache
@@ -243,8 +242,8 @@ class VectorCache(CacheSync):
             return Hits(np.zeros(0, dtype=np.int64), np.zeros(0))
         best = np.argpartition(-scores, k - 1)[:k]
         best = best[np.argsort(-scores[best], kind="stable")]
-        distance = 1.0 - scores[best].astype(np.float64)
-        return Hits((best if positions is None else positions[best]).astype(np.int64), distance)
+        similarity = scores[best].astype(np.float64)
+        return Hits((best if positions is None else positions[best]).astype(np.int64), similarity)
 
     def lookup(
         self,
@@ -252,7 +251,7 @@ class VectorCache(CacheSync):
         ids: Sequence[str],
         mask: NDArray[np.bool_] | None = None,
     ) -> Hits:
-        """The live entries of ``ids`` that ``mask`` allows, with their distance to
+        """The live entries of ``ids`` that ``mask`` allows, with their similarity to
         ``query`` (associative links: candidates found by id, not by similarity)."""
         found = [self._position[i] for i in ids if i in self._position]
         positions = np.asarray([p for p in found if mask is None or bool(mask[p])], dtype=np.int64)
@@ -261,7 +260,7 @@ class VectorCache(CacheSync):
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         scores = self._matrix[positions] @ (q / norm if norm > 0 else q)
-        return Hits(positions, 1.0 - scores.astype(np.float64))
+        return Hits(positions, scores.astype(np.float64))
 
     def lexical_top_k(
         self, query: str, k: int, mask: NDArray[np.bool_] | None = None

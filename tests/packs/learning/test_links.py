@@ -10,6 +10,7 @@ from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.learning.context import ContextIndex
 from packs.pack import storage_of
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import phase_a
 from packs.settings import ContextSettings
 from packs.store import schemas
@@ -116,16 +117,18 @@ def test_lancedb_phase_a_adds_linked_memories_too(tmp_path):
     pack, answer, decoy = taught_pack(tmp_path)
     with pack:
         store, vector = storage_of(pack), VECTORS[REWORDING]
-        plain = phase_a(store, vector, 1, None, 0.25)
+        plain = phase_a(store, RecallQuery(vector, 1, 0.25))
         assert plain.ids == [decoy] and plain.ranked_similarity is None
-        linked = phase_a(store, vector, 1, None, 0.25, links={answer: 0.70})
+        linked = phase_a(store, RecallQuery(vector, 1, 0.25, links={answer: 0.70}))
         assert linked.ids == [decoy, answer]
         own = [float(vector @ VECTORS[DECOY]), float(vector @ VECTORS[ANSWER])]
         np.testing.assert_allclose(linked.similarity, own, atol=1e-3)
         np.testing.assert_allclose(linked.ranking_similarity, [own[0], 0.70], atol=1e-3)
         clause = f"source = 'decoy.md' AND kind = '{schemas.KIND_KNOWLEDGE}'"
-        assert phase_a(store, vector, 1, clause, 0.25, links={answer: 0.70}).ids == [decoy]
-        low = phase_a(store, vector, 1, None, 0.25, links={answer: 0.5})
+        assert phase_a(store, RecallQuery(vector, 1, 0.25, clause, links={answer: 0.70})).ids == [
+            decoy
+        ]
+        low = phase_a(store, RecallQuery(vector, 1, 0.25, links={answer: 0.5}))
         assert low.ids == [decoy]  # a key below the pool's cut adds nothing
 
 

@@ -12,6 +12,7 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.pack import storage_of
 from packs.recall import phases
+from packs.recall.candidates import RecallQuery
 from packs.store import maintenance, schemas
 from packs.store.scopes import visible_clause
 from packs.upkeep import maintain
@@ -51,11 +52,15 @@ def test_candidates_are_the_nearest_rows_that_pass_both_ways(pack, query, monkey
     monkeypatch.setattr(storage_of(pack), "search", spy)
     vector = SeededEmbedder(DIM).embed([query])[0]
     visible = visible_clause(None)
-    found = phases.phase_a(storage_of(pack), vector, K1, visible, -1.0, pack._svc.recall.vectors)
+    found = phases.phase_a(
+        storage_of(pack), RecallQuery(vector, K1, -1.0, visible), pack._svc.recall.vectors
+    )
     assert found.ids == exact(pack, vector, visible) and calls == [False]  # filtered after
     calls.clear()
     rare = f"{visible} AND source = 'rare.md'"
-    found = phases.phase_a(storage_of(pack), vector, K1, rare, -1.0, pack._svc.recall.vectors)
+    found = phases.phase_a(
+        storage_of(pack), RecallQuery(vector, K1, -1.0, rare), pack._svc.recall.vectors
+    )
     assert found.ids == exact(pack, vector, rare) and calls == [False, True]  # too few: before
 
 
@@ -105,7 +110,9 @@ def test_a_small_scope_is_searched_exactly_through_the_tags_index(scoped, monkey
         vector = SeededEmbedder(DIM).embed([query])[0]
         visible = visible_clause("u3")
         calls.clear()
-        found = phases.phase_a(storage_of(scoped), vector, K1, visible, -1.0, None, visible=visible)
+        found = phases.phase_a(
+            storage_of(scoped), RecallQuery(vector, K1, -1.0, visible, visible=visible)
+        )
         assert found.ids == exact(scoped, vector, visible)
         assert calls[0] == (True, True)  # straight to the exact prefiltered search
         # the user's path: Pack.search in the scope ranks those same rows

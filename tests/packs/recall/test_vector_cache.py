@@ -15,6 +15,7 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.embeddings.cache import QueryEmbeddingCache
 from packs.pack import storage_of
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
 from packs.store.scopes import visible_clause
@@ -63,7 +64,7 @@ def exact(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], 
     vector = SeededEmbedder().embed([text])[0]
     storage_of(pack).latest_version(schemas.MEMORIES)
     r = pack.settings.ranking
-    found = phase_a(storage_of(pack), vector, r.k1, clause, r.delta)
+    found = phase_a(storage_of(pack), RecallQuery(vector, r.k1, r.delta, clause))
     return found.ids, found.similarity
 
 
@@ -75,7 +76,7 @@ def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str],
     assert cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS)
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
     hits = cache.top_k(vector, pack.settings.ranking.k1, mask)
-    return cache.ids(hits.positions), 1.0 - hits.distance
+    return cache.ids(hits.positions), hits.similarity
 
 
 def top_ids(pack: Pack, text: str, **kwargs: object) -> list[str]:

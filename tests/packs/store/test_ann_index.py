@@ -18,6 +18,7 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.pack import storage_of
+from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import maintenance, schemas
 from packs.store.gateway import VECTOR_COLUMN
@@ -89,7 +90,9 @@ def candidates(pack: Pack, text: str, exact: bool = False) -> list[str]:
         )
         return list(hits.to_arrow()["id"].to_pylist())
     clause, cache = visible_clause(None), pack._svc.recall.vectors
-    found = phase_a(storage_of(pack), vector, pack.settings.ranking.k1, clause, -1.0, cache)
+    found = phase_a(
+        storage_of(pack), RecallQuery(vector, pack.settings.ranking.k1, -1.0, clause), cache
+    )
     assert not cache.sync(storage_of(pack), schemas.MEMORIES, CANDIDATE_COLUMNS)  # it stood aside
     return found.ids
 
