@@ -196,6 +196,8 @@ def _fold(store: PackStore, winner: dict[str, Any], loser: dict[str, Any]) -> bo
     store.latest_version(schemas.MEMORIES)
     if store.count(schemas.MEMORIES, in_clause("id", ids)):  # used meanwhile: it stays
         store.delete(schemas.MERGES, in_clause("merge_id", [row["merge_id"]]))
+        # another writer may have counted the withdrawn merge meanwhile: count again
+        raise_merge_count(store, winner["id"], -1, now, exact=True)
         return False
     held = store.scan(schemas.MERGES, ["memory_id", *_MERGE_COLUMNS], in_clause("memory_id", ids))
     moved = [
@@ -222,14 +224,18 @@ def _log_merges(store: PackStore, rows: list[dict[str, Any]]) -> None:
         store.merge(schemas.MERGES, table, "merge_id")
 
 
-def raise_merge_count(store: PackStore, memory_id: str, counted: int, now: datetime) -> None:
+def raise_merge_count(
+    store: PackStore, memory_id: str, counted: int, now: datetime, *, exact: bool = False
+) -> None:
     """Set ``merge_count`` to the number of distinct merges logged for ``memory_id``, only
     ever raising it: a writer that counted before another's merge can't undo it, and a
     re-run after a crash between the two writes repairs the count. ``counted`` is the
-    count read with the memory: counts only grow, so at or above the log it is current."""
+    count read with the memory: counts only grow, so at or above the log it is current.
+    ``exact`` sets the count to the log's even if lower: after a fold's merge was
+    withdrawn (:func:`_fold`), which a writer in between may have counted."""
     clause = f"memory_id = {sql_literal(memory_id)}"
     logged = len(set(store.scan(schemas.MERGES, ["merge_id"], clause)["merge_id"].to_pylist()))
-    if counted >= logged:
+    if counted >= logged and not exact:
         return
     full = store.schema(schemas.MEMORIES)
     columns = {"id": [memory_id], "merge_count": [logged], "updated_at": [now]}
@@ -238,6 +244,6 @@ def raise_merge_count(store: PackStore, memory_id: str, counted: int, now: datet
         schemas.MEMORIES,
         count,
         "id",
-        update="target.merge_count < source.merge_count",
+        update=f"target.merge_count {'<>' if exact else '<'} source.merge_count",
         insert=False,
     )

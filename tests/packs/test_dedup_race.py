@@ -104,3 +104,31 @@ def test_a_racer_used_before_its_fold_deletes_stays(tmp_root):
         assert (
             not storage_of(settler).has_table(S.MERGES) or storage_of(settler).count(S.MERGES) == 0
         )
+
+
+def test_a_withdrawn_merge_counted_meanwhile_is_counted_out(tmp_root, monkeypatch):
+    """CI caught it (8 writers on S3, merge counts one above the remembers): another
+    writer raised the winner's merge_count while the fold's merge was logged, and the
+    withdrawal left the count one high. The fold counts again after withdrawing."""
+    from datetime import UTC, datetime
+
+    from packs import near_duplicates
+    from packs.near_duplicates import _COLUMNS, _fold
+
+    with Pack.open("race", tmp_root) as first:
+        winner = first.remember(VARIANTS[0], "Set an alert next time").id
+    loser = _racer(tmp_root, VARIANTS[1], "set an alert next time")
+    logged = near_duplicates._log_merges
+
+    def counted_in_between(store, rows):  # another writer counts right after the log
+        logged(store, rows)
+        near_duplicates.raise_merge_count(store, winner, 0, datetime.now(UTC))
+
+    monkeypatch.setattr(near_duplicates, "_log_merges", counted_in_between)
+    with Pack.open("race", tmp_root) as user, Pack.open("race", tmp_root) as settler:
+        rows = {r["id"]: r for r in storage_of(settler).scan(S.MEMORIES, _COLUMNS).to_pylist()}
+        user.recall("stock broke out while away from the desk", k=2)
+        user.flush()
+        assert _fold(storage_of(settler), rows[winner], rows[loser]) is False
+        stored = settler.query("memories")
+        assert stored.filter(stored["id"] == winner)["merge_count"].to_list() == [0]
