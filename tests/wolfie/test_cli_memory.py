@@ -1,5 +1,5 @@
 """An agent's loop from the shell: ``wolfie remember``, ``recall --log``, ``feedback``,
-``signal`` and ``packs``, run as subprocesses; and :mod:`wolfie.agent_tools`, the code
+``signal`` and ``packs``, run as subprocesses; and :mod:`wolfie.front_door`, the code
 path they share with the MCP server."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from packs import Pack
 from packs.errors import InvalidInput, InvalidReward, UnknownEpisode, UnknownMemory
 from tests.wolfie.test_cli import wolfie
-from wolfie import agent_tools
+from wolfie import front_door
 
 
 def _json(done) -> dict:
@@ -79,8 +79,8 @@ def pack(tmp_root):
         yield handle
 
 
-def test_agent_tools_results_are_json_safe(pack):
-    made = agent_tools.remember(
+def test_front_door_results_are_json_safe(pack):
+    made = front_door.remember(
         pack,
         "Sized up after a loss",
         "Lost 4R.",
@@ -88,47 +88,47 @@ def test_agent_tools_results_are_json_safe(pack):
         polarity="failure",
         metadata={"setup": "revenge"},
     )
-    recalled = agent_tools.recall(pack, "moved my stop on a long", k=2)
+    recalled = front_door.recall(pack, "moved my stop on a long", k=2)
     assert recalled.episode_id and len(recalled.items) == 2
-    rated = agent_tools.feedback(pack, recalled.episode_id, -1.0)
-    used = agent_tools.signal(pack, recalled.episode_id, "acted_on", [recalled.items[0].id])
-    for result in (made, recalled, rated, used, agent_tools.packs(str(pack.root))):
+    rated = pack.feedback(recalled.episode_id, -1.0)
+    used = pack.signal(recalled.episode_id, "acted_on", [recalled.items[0].id])
+    for result in (made, recalled, rated, used, front_door.packs(str(pack.root))):
         assert json.loads(json.dumps(result.to_dict(), allow_nan=False)) == result.to_dict()
     assert set(rated.utilities) == {i.id for i in recalled.items} and rated.value == -1.0
     assert list(used.utilities) == [recalled.items[0].id] and used.value == 1.0
-    search = agent_tools.recall(pack, "should I move my stop further away?", log=False)
+    search = front_door.recall(pack, "should I move my stop further away?", log=False)
     assert search.episode_id is None
 
 
-def test_agent_tools_refuse_bad_input_before_the_pack(pack):
-    recalled = agent_tools.recall(pack, "stop", k=1)
+def test_front_door_refuses_bad_input_before_the_pack(pack):
+    recalled = front_door.recall(pack, "stop", k=1)
     with pytest.raises(InvalidReward, match=r"\[-1, 1\]"):
-        agent_tools.feedback(pack, recalled.episode_id, float("nan"))
+        pack.feedback(recalled.episode_id, float("nan"))
     with pytest.raises(InvalidReward, match="number"):
-        agent_tools.feedback(pack, recalled.episode_id, True)  # type: ignore[arg-type]
+        pack.feedback(recalled.episode_id, True)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="episode_id"):
-        agent_tools.feedback(pack, "  ", 1.0)
+        pack.feedback("  ", 1.0)
     with pytest.raises(UnknownEpisode):
-        agent_tools.feedback(pack, "ep_missing", 1.0)
+        pack.feedback("ep_missing", 1.0)
     with pytest.raises(InvalidReward, match="knows"):
-        agent_tools.signal(pack, recalled.episode_id, "exec")
+        pack.signal(recalled.episode_id, "exec")
     with pytest.raises(InvalidInput, match="list of memory id"):
-        agent_tools.signal(pack, recalled.episode_id, "accepted", "m_x")  # type: ignore[arg-type]
+        pack.signal(recalled.episode_id, "accepted", "m_x")  # type: ignore[arg-type]
     with pytest.raises(UnknownMemory):
-        agent_tools.signal(pack, recalled.episode_id, "accepted", ["m_not_injected"])
+        pack.signal(recalled.episode_id, "accepted", ["m_not_injected"])
     with pytest.raises(InvalidInput, match="polarity"):
-        agent_tools.remember(pack, "a", "b", polarity="win")
+        front_door.remember(pack, "a", "b", polarity="win")
     with pytest.raises(InvalidInput, match="k must be"):
-        agent_tools.recall(pack, "stop", k=0)
+        front_door.recall(pack, "stop", k=0)
     with pytest.raises(InvalidInput, match="JSON object"):
-        agent_tools.parse_metadata("[1, 2]")
+        front_door.parse_metadata("[1, 2]")
 
 
 def test_signal_with_a_repeated_memory_id_rewards_it_once(pack):
     """A memory named twice in memory_ids is one memory: one reward event, one EMA step."""
-    recalled = agent_tools.recall(pack, "stop", k=1)
+    recalled = front_door.recall(pack, "stop", k=1)
     memory = recalled.items[0].id
-    result = agent_tools.signal(pack, recalled.episode_id, "acted_on", [memory, memory])
+    result = pack.signal(recalled.episode_id, "acted_on", [memory, memory])
     assert result.applied == 1
     pack.flush()
     assert pack.count("reward_events") == 1

@@ -22,11 +22,11 @@ from typing import Any
 from fastapi import FastAPI, Security
 from fastapi.security import HTTPBearer
 
-from wolfie.agent_tools import ScopeGuard
 from wolfie.api import errors, routes
 from wolfie.api.errors import error_response
 from wolfie.api.models import ErrorBody, Health
 from wolfie.api.routes import Served
+from wolfie.front_door import ScopeGuard
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

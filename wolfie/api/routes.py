@@ -1,7 +1,6 @@
 """The REST routes: thin calls into the front door the MCP server calls too
-(:mod:`wolfie.agent_tools`, :mod:`wolfie.corrections`, :mod:`wolfie.forget_tool`,
-:mod:`wolfie.mcp.ops`), under the same :class:`~wolfie.agent_tools.ScopeGuard`. Each
-returns the engine's record as ``to_dict()``.
+(:mod:`wolfie.front_door`), or the Pack itself where a door adds nothing, under the same
+:class:`~wolfie.front_door.ScopeGuard`. Each returns the engine's record as ``to_dict()``.
 
 Sync handlers: FastAPI runs them on its thread pool, and each Pack handle serialises its
 own work. Every write is flushed before it is answered (acknowledged means stored); a
@@ -29,13 +28,12 @@ from packs.records import (
     RevisionResult,
     json_safe,
 )
-from wolfie import agent_tools, corrections, forget_tool
-from wolfie.agent_tools import KnowledgeAdded, ScopeGuard
+from wolfie import front_door
 from wolfie.api import models
 from wolfie.api.errors import PackNotServed
-from wolfie.corrections import History, StoredMemory
-from wolfie.mcp import ops
+from wolfie.front_door import ScopeGuard
 from wolfie.mcp.params import ID_CHARS, PARAMS
+from wolfie.results import History, KnowledgeAdded, StoredMemory
 
 PackPath = Annotated[str, Path(description="The Pack's name, as `wolfie api --pack` named it.")]
 EpisodePath = Annotated[
@@ -99,24 +97,26 @@ def _reads(api: APIRouter) -> None:
     @api.post("/search", response_model=Recall, summary="Rank without logging an episode")
     def search(body: models.RankBody, pack: PackOf, guard: Guard) -> JSONResponse:
         return answer(
-            ops.recall(pack, body.query, body.k, body.filters, guard(body.scope), log=False)
+            front_door.recall(
+                pack, body.query, body.k, filters=body.filters, scope=guard(body.scope), log=False
+            )
         )
 
     @api.get("/memories/{memory_id}", response_model=StoredMemory, summary="One memory")
     def get(
         memory_id: MemoryPath, pack: PackOf, guard: Guard, scope: ScopeQuery = None
     ) -> JSONResponse:
-        return answer(corrections.get(pack, memory_id, scope=guard(scope)))
+        return answer(front_door.get(pack, memory_id, scope=guard(scope)))
 
     @api.get("/memories/{memory_id}/history", response_model=History, summary="Its versions")
     def history(
         memory_id: MemoryPath, pack: PackOf, guard: Guard, scope: ScopeQuery = None
     ) -> JSONResponse:
-        return answer(corrections.history(pack, memory_id, scope=guard(scope)))
+        return answer(front_door.history(pack, memory_id, scope=guard(scope)))
 
     @api.get("/maturity", response_model=Maturity, summary="Maturity signals and stage")
     def maturity(pack: PackOf) -> JSONResponse:
-        return answer(ops.maturity(pack))
+        return answer(pack.maturity())
 
 
 def _writes(api: APIRouter) -> None:
@@ -128,7 +128,7 @@ def _writes(api: APIRouter) -> None:
     def remember(body: models.RememberBody, pack: PackOf, guard: Guard) -> JSONResponse:
         return stored(
             pack,
-            agent_tools.remember(
+            front_door.remember(
                 pack,
                 body.intent,
                 body.response,
@@ -143,11 +143,13 @@ def _writes(api: APIRouter) -> None:
     @api.post("/knowledge", response_model=KnowledgeAdded, summary="Add knowledge chunks")
     def knowledge(body: models.KnowledgeBody, pack: PackOf, guard: Guard) -> JSONResponse:
         chunks = [chunk.model_dump(exclude_none=True) for chunk in body.chunks]
-        return stored(pack, agent_tools.add_knowledge(pack, chunks, scope=guard(body.scope)))
+        return stored(pack, front_door.add_knowledge(pack, chunks, scope=guard(body.scope)))
 
     @api.post("/recall", response_model=Recall, summary="Rank and log an episode to reward")
     def recall(body: models.RankBody, pack: PackOf, guard: Guard) -> JSONResponse:
-        found = ops.recall(pack, body.query, body.k, body.filters, guard(body.scope), log=True)
+        found = front_door.recall(
+            pack, body.query, body.k, filters=body.filters, scope=guard(body.scope), log=True
+        )
         return stored(pack, found, wait=False)
 
     reward = "/episodes/{episode_id}"
@@ -160,7 +162,7 @@ def _writes(api: APIRouter) -> None:
         key, scope = body.idempotency_key, guard(None)
         return stored(
             pack,
-            agent_tools.feedback(pack, episode_id, body.rating, idempotency_key=key, scope=scope),
+            pack.feedback(episode_id, body.rating, idempotency_key=key, scope=scope),
         )
 
     @api.post(f"{reward}/signal", response_model=FeedbackResult, summary="An implicit signal")
@@ -170,9 +172,7 @@ def _writes(api: APIRouter) -> None:
         key, scope = body.idempotency_key, guard(None)
         return stored(
             pack,
-            agent_tools.signal(
-                pack, episode_id, body.name, body.memory_ids, idempotency_key=key, scope=scope
-            ),
+            pack.signal(episode_id, body.name, body.memory_ids, idempotency_key=key, scope=scope),
         )
 
     @api.post(f"{reward}/outcome", response_model=FeedbackResult, summary="A measured outcome")
@@ -180,9 +180,7 @@ def _writes(api: APIRouter) -> None:
         episode_id: EpisodePath, body: models.OutcomeBody, pack: PackOf, guard: Guard
     ) -> JSONResponse:
         key, scope = body.idempotency_key, guard(None)
-        return stored(
-            pack, ops.outcome(pack, episode_id, body.amount, idempotency_key=key, scope=scope)
-        )
+        return stored(pack, pack.outcome(episode_id, body.amount, idempotency_key=key, scope=scope))
 
     @api.patch("/memories/{memory_id}", response_model=RevisionResult, summary="Revise in place")
     def revise(
@@ -190,7 +188,7 @@ def _writes(api: APIRouter) -> None:
     ) -> JSONResponse:
         return stored(
             pack,
-            corrections.revise(
+            front_door.revise(
                 pack,
                 memory_id,
                 intent=body.intent,
@@ -207,13 +205,13 @@ def _writes(api: APIRouter) -> None:
     def delete(
         memory_id: MemoryPath, pack: PackOf, guard: Guard, purge: bool = False
     ) -> JSONResponse:
-        return stored(pack, forget_tool.forget(pack, [memory_id], purge=purge, pinned=guard.pinned))
+        return stored(pack, front_door.forget(pack, [memory_id], purge=purge, pinned=guard.pinned))
 
     @api.post("/forget", response_model=ForgetReport, summary="Forget ids, a scope or a filter")
     def forget(body: models.ForgetBody, pack: PackOf, guard: Guard) -> JSONResponse:
         return stored(
             pack,
-            forget_tool.forget(
+            front_door.forget(
                 pack,
                 body.memory_ids,
                 scope=body.scope,

@@ -14,9 +14,9 @@ from typing import Any
 import uvicorn
 
 from packs.pack import Pack
-from wolfie.agent_tools import ScopeGuard
 from wolfie.api.app import TOKEN_ENV, build_app
 from wolfie.api.routes import Served
+from wolfie.front_door import ScopeGuard
 
 log = logging.getLogger("wolfie.api")
 

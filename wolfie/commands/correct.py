@@ -61,12 +61,12 @@ def revise(
     """Change the given fields of MEMORY_ID in place; the rest stay. A new response or
     polarity is a new action: its utility restarts from the prior (docs/rewards.md)."""
     from packs.pack import Pack
-    from wolfie import agent_tools, corrections
+    from wolfie import front_door
 
     texts = read_texts(intent=intent, response=response, outcome=outcome)
-    meta = agent_tools.parse_metadata(metadata)
+    meta = front_door.parse_metadata(metadata)
     with Pack.open(pack, root, create=False) as handle:
-        result = corrections.revise(
+        result = front_door.revise(
             handle,
             memory_id,
             intent=texts["intent"],
@@ -103,10 +103,10 @@ def history(
     """List MEMORY_ID's versions, oldest first: when, what changed (old -> new) and from
     which call (remember, merge, revise)."""
     from packs.pack import Pack
-    from wolfie import corrections
+    from wolfie import front_door
 
     with Pack.open(pack, root, read_only=True) as handle:
-        found = corrections.history(handle, memory_id, scope=scope, any_scope=scope is None)
+        found = front_door.history(handle, memory_id, scope=scope, any_scope=scope is None)
     if as_json:
         _print_json(found.to_dict())
         return

@@ -1,7 +1,7 @@
 """``wolfie remember | feedback | signal | outcome | forget | packs``: an agent's loop from
 the shell.
 
-Thin wrappers over :mod:`wolfie.agent_tools`, the code path the MCP server shares. Every
+Thin wrappers over :mod:`wolfie.front_door`, the code path the MCP server shares. Every
 command prints a short human summary, or the result's JSON with ``--json``. Text from
 the Pack prints literally (Rich ``Text``), never as markup.
 """
@@ -82,12 +82,12 @@ def remember(
     admission policy on it may be held on probation or refused, with the reason. A text
     too long for the shell comes from standard input (-) or a file (@FILE)."""
     from packs.pack import Pack
-    from wolfie import agent_tools
+    from wolfie import front_door
 
     texts = read_texts(intent=intent, response=response, outcome=outcome)
-    meta = agent_tools.parse_metadata(metadata)
+    meta = front_door.parse_metadata(metadata)
     with Pack.open(pack, root) as handle:
-        result = agent_tools.remember(
+        result = front_door.remember(
             handle,
             texts["intent"] or "",
             texts["response"] or "",
@@ -143,10 +143,9 @@ def feedback(
 ) -> None:
     """Rate EPISODE_ID: every memory it injected moves toward the rating (EMA)."""
     from packs.pack import Pack
-    from wolfie import agent_tools
 
     with Pack.open(pack, root, create=False) as handle:
-        result = agent_tools.feedback(handle, episode_id, rating, idempotency_key=key)
+        result = handle.feedback(episode_id, rating, idempotency_key=key)
     _print_reward(result, as_json)
 
 
@@ -168,10 +167,9 @@ def signal(
 ) -> None:
     """Record what the user did with EPISODE_ID's memories (all, or those named)."""
     from packs.pack import Pack
-    from wolfie import agent_tools
 
     with Pack.open(pack, root, create=False) as handle:
-        result = agent_tools.signal(handle, episode_id, name, memory_id, idempotency_key=key)
+        result = handle.signal(episode_id, name, memory_id, idempotency_key=key)
     _print_reward(result, as_json)
 
 
@@ -189,10 +187,9 @@ def outcome(
 ) -> None:
     """Reward EPISODE_ID by a measured outcome: tanh(amount / the Pack's outcome scale)."""
     from packs.pack import Pack
-    from wolfie.mcp import ops
 
     with Pack.open(pack, root, create=False) as handle:
-        result = ops.outcome(handle, episode_id, amount, idempotency_key=key)
+        result = handle.outcome(episode_id, amount, idempotency_key=key)
     _print_reward(result, as_json)
 
 
@@ -221,12 +218,13 @@ def forget(
     """Forget MEMORY_IDs, or --scope, or what --where matches (exactly one), from every table
     and every process; --purge takes the bytes out of storage now (else maintain-pack does)."""
     from packs.pack import Pack
-    from wolfie import agent_tools
-    from wolfie.forget_tool import forget as forget_rows
+    from wolfie import front_door
 
-    filters = agent_tools.parse_metadata(where, "--where")
+    filters = front_door.parse_metadata(where, "--where")
     with Pack.open(pack, root, create=False) as handle:
-        result = forget_rows(handle, memory_id or None, scope=scope, where=filters, purge=purge)
+        result = front_door.forget(
+            handle, memory_id or None, scope=scope, where=filters, purge=purge
+        )
     if as_json:
         _print_json(result.to_dict())
         return
@@ -259,10 +257,10 @@ def held(
     """List the memories on probation: stored, not recalled until a repeat or a positive
     reward of their episode confirms them (admission control, docs/admission.md)."""
     from packs.pack import Pack
-    from wolfie import agent_tools
+    from wolfie import front_door
 
     with Pack.open(pack, root, read_only=True) as handle:
-        found = agent_tools.held(handle, scope=scope, every=scope is None)
+        found = front_door.held(handle, scope=scope, every=scope is None)
     if as_json:
         _print_json(found.to_dict())
         return
@@ -282,9 +280,9 @@ def held(
 
 def packs(root: RootArg = None, as_json: JsonArg = False) -> None:
     """List the Packs under ROOT with their row counts."""
-    from wolfie import agent_tools
+    from wolfie import front_door
 
-    listing = agent_tools.packs(root)
+    listing = front_door.packs(root)
     if as_json:
         _print_json(listing.to_dict())
         return

@@ -1,6 +1,6 @@
 """``wolfie recall | search``: rank a Pack's items for a query, as an agent's first step.
 
-Thin wrappers over :mod:`wolfie.agent_tools` (the code path the MCP server and the REST
+Thin wrappers over :mod:`wolfie.front_door` (the code path the MCP server and the REST
 API share). ``recall --log`` records an episode to reward; ``search`` never logs.
 """
 
@@ -94,13 +94,12 @@ def _rank(
     as_json: bool,
 ) -> None:
     from packs.pack import Pack
-    from wolfie import agent_tools
-    from wolfie.mcp import ops
+    from wolfie import front_door
 
     text = read_texts(query=query)["query"] or ""
-    flat = agent_tools.parse_metadata(filters, "--filter")
+    flat = front_door.parse_metadata(filters, "--filter")
     with Pack.open(pack, root, read_only=not log, create=False) as handle:
-        result = ops.recall(handle, text, k, flat, scope, log=log)
+        result = front_door.recall(handle, text, k, filters=flat, scope=scope, log=log)
     _show(result, as_json)
 
 

@@ -1,7 +1,7 @@
 """``wolfie get | maturity | supersede | maintain``: look at one memory or the whole Pack,
 retire a memory, and run the nightly upkeep by hand.
 
-Thin wrappers over the front door (:mod:`wolfie.corrections`) and the engine's upkeep
+Thin wrappers over the front door (:mod:`wolfie.front_door`) and the engine's upkeep
 (:func:`packs.upkeep.maintain`, what the ``maintain-pack`` flow runs: no Prefect needed).
 Text from the Pack prints literally (Rich ``Text``), never as markup.
 """
@@ -48,10 +48,10 @@ def get(
     """Show MEMORY_ID as stored: its text, lesson, track record (global Q), uses,
     metadata, provenance, and whether it expired or was superseded."""
     from packs.pack import Pack
-    from wolfie import corrections
+    from wolfie import front_door
 
     with Pack.open(pack, root, read_only=True) as handle:
-        found = corrections.get(handle, memory_id, scope=scope, any_scope=scope is None)
+        found = front_door.get(handle, memory_id, scope=scope, any_scope=scope is None)
     record = found.to_dict()
     if as_json:
         _print_json(record)
@@ -75,10 +75,9 @@ def maturity(
     floor, hit rate, coverage, feedback density) and its stage: cold, warming, warm."""
     from packs.pack import Pack
     from packs.records import json_safe
-    from wolfie.mcp import ops
 
     with Pack.open(pack, root, read_only=True) as handle:
-        signals: dict[str, Any] = json_safe(ops.maturity(handle))
+        signals: dict[str, Any] = json_safe(handle.maturity())
     if as_json:
         _print_json(signals)
         return
@@ -103,10 +102,10 @@ def supersede(
     """Mark MEMORY_ID no longer true: never recalled or searched again, kept as history
     (`wolfie get` shows the mark). Marking it again replaces the mark."""
     from packs.pack import Pack
-    from wolfie import corrections
+    from wolfie import front_door
 
     with Pack.open(pack, root, create=False) as handle:
-        done = corrections.supersede(
+        done = front_door.supersede(
             handle, memory_id, by=by, reason=reason, scope=scope, any_scope=scope is None
         )
     if as_json:

@@ -9,8 +9,7 @@ from typing import Any
 from packs.errors import InvalidInput
 from packs.pack import Pack
 from packs.records import FeedbackResult, Recall, RecalledItem
-from wolfie import agent_tools
-from wolfie.mcp import ops
+from wolfie import front_door
 
 EPISODE_KEY = "episode_id"  # the metadata key of the episode a result came from
 
@@ -40,7 +39,9 @@ class PackRanker:
 
     def rank(self, query: str) -> Recall:
         """``recall`` (an episode to reward) or, with ``log=False``, ``search``."""
-        found = ops.recall(self.pack, query, self.k, self.filters, self.scope, log=self.log)
+        found = front_door.recall(
+            self.pack, query, self.k, filters=self.filters, scope=self.scope, log=self.log
+        )
         if self.log:
             self.pack.flush(wait=False)  # the episode reaches other processes soon
         return found
@@ -48,7 +49,7 @@ class PackRanker:
     def feedback(
         self, episode: str, rating: float, idempotency_key: str | None = None
     ) -> FeedbackResult:
-        result = agent_tools.feedback(self.pack, episode, rating, idempotency_key=idempotency_key)
+        result = self.pack.feedback(episode, rating, idempotency_key=idempotency_key)
         self.pack.flush()
         return result
 

@@ -1,8 +1,8 @@
 """``wolfie mcp``: a Pack as an MCP server, for agent hosts (IDEs, assistants, frameworks).
 
 Built on the official ``mcp`` SDK (``MCPServer``). One Pack handle serves every call;
-the tools are thin: they check the scope, call :mod:`wolfie.agent_tools` (the code path
-the CLI's ``remember``, ``feedback`` and ``signal`` share) and return typed results.
+the tools are thin: they check the scope, call :mod:`wolfie.front_door` (the code path
+the CLI and the REST API share) and return typed results.
 
 - **The loop an agent follows**: ``recall`` before answering, then ``feedback`` (or
   ``signal``, ``outcome``, ``resolve``) with the recall's ``episode_id`` once the outcome
@@ -53,18 +53,16 @@ from packs.ingest.policy import IngestPolicy
 from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult, RevisionResult
-from wolfie import agent_tools, corrections, forget_tool
-from wolfie.agent_tools import HeldList, ScopeGuard
-from wolfie.corrections import History
+from wolfie import front_door
+from wolfie.front_door import ScopeGuard, episode_memories
 from wolfie.input_errors import one_line
 from wolfie.mcp import catalog
-from wolfie.mcp import ops as mcp_ops
 from wolfie.mcp.ingest_runs import IngestRuns, IngestStarted, IngestStatus
 from wolfie.mcp.lesson_limits import LessonLimits
 from wolfie.mcp.lessons import SampledLessons
-from wolfie.mcp.ops import Distilled, Resolved, Rewarded, episode_memories, with_lessons
 from wolfie.mcp.params import FILTERS, describe
 from wolfie.mcp.stdio import AnsweringServer
+from wolfie.results import Distilled, HeldList, History, Resolved, Rewarded, with_lessons
 
 INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
 1. Before answering, call `recall` with the user's request. Use the returned `prompt`
@@ -188,7 +186,7 @@ def _flushed(pack: Pack, fn: Callable[..., T], wait: bool | None) -> Callable[..
 def _tools(
     pack: Pack, guard: ScopeGuard, runs: IngestRuns, sampled: SampledLessons
 ) -> list[Callable[..., Any]]:
-    """The tool bodies: thin calls into the front door (:mod:`wolfie.agent_tools`)."""
+    """The tool bodies: thin calls into the front door (:mod:`wolfie.front_door`)."""
 
     def search(
         query: str,
@@ -196,13 +194,13 @@ def _tools(
         filters: dict[str, Json] | None = None,
         scope: str | None = None,
     ) -> Recall:
-        return mcp_ops.recall(pack, query, k, filters, guard(scope), log=False)
+        return front_door.recall(pack, query, k, filters=filters, scope=guard(scope), log=False)
 
     def maturity() -> Maturity:
-        return mcp_ops.maturity(pack)
+        return pack.maturity()
 
     def history(memory_id: str, scope: str | None = None) -> History:
-        return corrections.history(pack, memory_id, scope=guard(scope))
+        return front_door.history(pack, memory_id, scope=guard(scope))
 
     def recall(
         query: str,
@@ -210,10 +208,10 @@ def _tools(
         filters: dict[str, Json] | None = None,
         scope: str | None = None,
     ) -> Recall:
-        return mcp_ops.recall(pack, query, k, filters, guard(scope), log=True)
+        return front_door.recall(pack, query, k, filters=filters, scope=guard(scope), log=True)
 
     def held(scope: str | None = None) -> HeldList:
-        return agent_tools.held(pack, scope=guard(scope))
+        return front_door.held(pack, scope=guard(scope))
 
     def remember(
         intent: str,
@@ -225,7 +223,7 @@ def _tools(
         confidence: float | None = None,
         episode_id: str | None = None,
     ) -> RememberResult:
-        return agent_tools.remember(
+        return front_door.remember(
             pack,
             intent,
             response,
@@ -253,8 +251,8 @@ def _tools(
     ) -> Rewarded:
         return await rewarded(
             ctx,
-            lambda: agent_tools.feedback(
-                pack, episode_id, rating, idempotency_key=idempotency_key, scope=guard(scope)
+            lambda: pack.feedback(
+                episode_id, rating, idempotency_key=idempotency_key, scope=guard(scope)
             ),
         )
 
@@ -266,9 +264,7 @@ def _tools(
         scope: str | None = None,
     ) -> FeedbackResult:
         key = idempotency_key
-        return agent_tools.signal(
-            pack, episode_id, name, memory_ids, idempotency_key=key, scope=guard(scope)
-        )
+        return pack.signal(episode_id, name, memory_ids, idempotency_key=key, scope=guard(scope))
 
     async def outcome(
         episode_id: str,
@@ -279,8 +275,8 @@ def _tools(
     ) -> Rewarded:
         return await rewarded(
             ctx,
-            lambda: mcp_ops.outcome(
-                pack, episode_id, amount, idempotency_key=idempotency_key, scope=guard(scope)
+            lambda: pack.outcome(
+                episode_id, amount, idempotency_key=idempotency_key, scope=guard(scope)
             ),
         )
 
@@ -293,7 +289,7 @@ def _tools(
         scope: str | None = None,
     ) -> Resolved:
         done = await anyio.to_thread.run_sync(
-            lambda: mcp_ops.resolve(
+            lambda: front_door.resolve(
                 pack,
                 episode_id,
                 response,
@@ -317,7 +313,7 @@ def _tools(
                 raise InvalidInput("distill takes memory_ids or an episode_id (one of them).")
             ids = memory_ids or episode_memories(pack, episode_id or "")
             for memory_id in ids:
-                corrections.require_visible(pack, memory_id, guard(scope))
+                front_door.require_visible(pack, memory_id, guard(scope))
             return ids
 
         ids = await anyio.to_thread.run_sync(chosen)
@@ -329,7 +325,7 @@ def _tools(
         where: dict[str, Json] | None = None,
         purge: bool = False,
     ) -> ForgetReport:
-        return forget_tool.forget(
+        return front_door.forget(
             pack, memory_ids, scope=scope, where=where, purge=purge, pinned=guard.pinned
         )
 
@@ -342,7 +338,7 @@ def _tools(
         metadata: dict[str, Json] | None = None,
         scope: str | None = None,
     ) -> RevisionResult:
-        return corrections.revise(
+        return front_door.revise(
             pack,
             memory_id,
             intent=intent,
