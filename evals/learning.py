@@ -106,6 +106,26 @@ DEFAULT = Method(
     {},
     description="whatever a new Pack gets from Pack.open at run time (the Pack defaults)",
 )
+# The Pack defaults as they were before issue 41: every member of a rewarded slate takes
+# the whole reward (episode credit), no reserved slot, no exploration. Kept to measure
+# the change paired, in one run.
+EPISODE_CREDIT = Method(
+    "episode-credit",
+    {"context.credit": "episode", "ranking.reserve_top": False, "ranking.explore_share": 0.0},
+    description="the defaults before issue 41: episode credit, no reserved slot, no exploration",
+)
+# Issue 41's parts one at a time: the reserved slot with episode credit, and slate credit
+# without the reserved slot (ablations, measured on the validation fold).
+RESERVE_ONLY = Method(
+    "reserve-only",
+    {"context.credit": "episode", "ranking.explore_share": 0.0},
+    description="episode credit with the reserved slot (issue 41's structural rule alone)",
+)
+CREDIT_ONLY = Method(
+    "credit-only",
+    {"ranking.reserve_top": False, "ranking.explore_share": 0.0},
+    description="slate credit and one link per past question, no reserved slot",
+)
 NO_FEEDBACK = Method(
     "no-feedback",
     {},
@@ -134,6 +154,9 @@ METHODS: dict[str, Method] = {
         item_credit(CONTEXTUAL),
         DEFAULT,
         item_credit(DEFAULT),
+        EPISODE_CREDIT,
+        RESERVE_ONLY,
+        CREDIT_ONLY,
         NO_FEEDBACK,
     )
 }

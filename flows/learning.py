@@ -11,7 +11,7 @@ from prefect import flow
 from flows.config import build_lesson_writer
 from packs.lessons.refresh import LessonReport
 from packs.maturity import Maturity
-from packs.records import RebuildReport
+from packs.records import RebuildReport, TuningReport
 from packs.store.maintenance import DEFAULT_INDEX_THRESHOLD, MaintenanceReport
 from tasks.learning_tasks import (
     check_pack_task,
@@ -19,12 +19,14 @@ from tasks.learning_tasks import (
     pack_health_task,
     rebuild_utilities_task,
     refresh_lessons_task,
+    tune_task,
     utility_extremes_task,
 )
 from tasks.publish_learning import (
     publish_health_task,
     publish_lessons_task,
     publish_maintenance_task,
+    publish_tuning_task,
     publish_utilities_task,
 )
 
@@ -66,6 +68,15 @@ def pack_health(pack: str = "demo", root: str | None = None) -> Maturity:
     extremes = utility_extremes_task(pack, root, EXTREMES)
     publish_health_task(pack, health, extremes)
     return health.current
+
+
+@flow(name="tune-pack")
+def tune_pack(pack: str = "demo", root: str | None = None, dry_run: bool = False) -> TuningReport:
+    """Fit the Pack's learning to its logged episodes (docs/tuning.md); publish the run."""
+    check_pack_task(pack, root)
+    report = tune_task(pack, root, dry_run)
+    publish_tuning_task(pack, report)
+    return report
 
 
 @flow(name="maintain-pack")

@@ -70,12 +70,14 @@ class RewardEventOptions(RewardOptions, total=False):
 class RecallFilters(TypedDict, total=False):
     """``Pack.recall``/``search``'s filters: ``where`` (column equalities), ``metadata``
     (metadata equalities), ``kind`` (e.g. "knowledge") and ``scope`` (a user or session:
-    its rows and the shared ones)."""
+    its rows and the shared ones), and ``explore`` (False: this recall never swaps a
+    slate member to learn which one answers; ``search`` never does)."""
 
     where: Mapping[str, Any] | None
     metadata: Mapping[str, Any] | None
     kind: str | None
     scope: str | None
+    explore: bool
 
 
 class ForgetOptions(TypedDict, total=False):

@@ -116,6 +116,9 @@ class RecalledItem(Record):
     title: str | None = None
     start_s: float | None = None
     end_s: float | None = None
+    # why it is in the slate beyond its score: "reserved" (the unrewarded ranking's top-1
+    # keeps a slot, docs/contextual.md) or "explored" (an exploration swap); None otherwise
+    placed_by: str | None = None
 
     @property
     def utility(self) -> float:
@@ -133,6 +136,7 @@ class Recall(Record):
     items: tuple[RecalledItem, ...]
     candidate_count: int
     prompt: str
+    explored: bool = False  # one slate member was swapped to learn which one answers
 
     @property
     def ids(self) -> list[str]:

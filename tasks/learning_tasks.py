@@ -15,7 +15,7 @@ from packs.lessons.refresh import LessonReport, refresh_lessons
 from packs.lessons.writers import LessonWriter
 from packs.pack import Pack
 from packs.pack_status import PackStatus, require_rows
-from packs.records import RebuildReport
+from packs.records import RebuildReport, TuningReport
 from packs.store.maintenance import MaintenanceReport
 from packs.upkeep import maintain
 from packs.utility_report import UtilityExtremes, utility_extremes
@@ -59,6 +59,14 @@ def utility_extremes_task(pack: str, root: str | None, n: int) -> UtilityExtreme
     """The ``n`` rewarded memories of highest and of lowest utility, with their lessons."""
     with Pack.open(pack, root, read_only=True) as handle:
         return utility_extremes(handle, n)
+
+
+@task(name="tune-pack", **TRANSIENT.task_options())
+def tune_task(pack: str, root: str | None, dry_run: bool) -> TuningReport:
+    """Fit the Pack's learning to its episodes, adopted only where held-out questions of
+    every scope say so (``Pack.tuning.tune``, docs/tuning.md)."""
+    with Pack.open(pack, root, create=False) as handle:
+        return handle.tuning.tune(dry_run=dry_run, trigger="schedule")
 
 
 @task(name="maintain-pack", **TRANSIENT.task_options())

@@ -11,7 +11,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from evals.health_chart import health_chart_png, markdown_image
 from packs.health_report import HealthReport
 from packs.lessons.refresh import LessonReport
-from packs.records import RebuildReport
+from packs.records import RebuildReport, TuningReport
 from packs.store.maintenance import MaintenanceReport
 from packs.utility_report import UtilityExtremes
 from tasks.artifacts import artifact_key, cell, clip
@@ -120,6 +120,29 @@ def publish_maintenance_task(pack: str, report: MaintenanceReport) -> str:
         description="Indexes built: "
         + (", ".join(report.indexes_built) or "none")
         + f". Expired memories forgotten: {report.expired}; forgets purged: {report.purged}.",
+    )
+    return key
+
+
+@task(name="publish-tuning")
+def publish_tuning_task(pack: str, report: TuningReport) -> str:
+    """The run's verdict and each proposal's held-out comparison, per scope."""
+    key = artifact_key(pack, "tuning")
+    rows = [
+        {
+            "decision": name,
+            "changes": cell(compared.get("changes")),
+            "held-out questions": compared.get("questions"),
+            "difference": compared.get("difference"),
+            "95% low": compared.get("low"),
+            "scopes": cell(compared.get("scopes")),
+            "refused by": compared.get("refused_by"),
+        }
+        for name, compared in (report.comparison or {}).items()
+    ] or [{"decision": "none", "changes": "-", "reason": report.reason}]
+    verdict = "adopted" if report.adopted else "kept the settings in force"
+    create_table_artifact(
+        key=key, table=rows, description=f"Tuning run {report.id}: {verdict}. {report.reason}"
     )
     return key
 

@@ -38,6 +38,7 @@ from wolfie.results import (
     Resolved,
     StoredMemory,
     Superseded,
+    TuningHistory,
 )
 
 
@@ -93,6 +94,14 @@ def held(pack: Pack, *, scope: str | None = None, every: bool = False) -> HeldLi
     """What waits on probation: what ``scope`` sees, or all of it (``every``: the CLI's
     operator)."""
     return HeldList(tuple(held_memories(pack, scope, every=every)))
+
+
+def tuning(pack: Pack, limit: int = 20) -> TuningHistory:
+    """The Pack's tuning runs, newest first (at most ``limit``, 1..1000): what the
+    automatic tune, ``wolfie tune`` and the ``tune-pack`` deployment adopted or refused."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise InvalidInput(f"limit must be a whole number from 1 to 1000, not {limit!r}.")
+    return TuningHistory(tuple(pack.tuning.history(limit)))
 
 
 def add_knowledge(

@@ -12,7 +12,14 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from packs.records import FeedbackResult, HeldMemory, LessonNote, MemoryVersion, Record
+from packs.records import (
+    FeedbackResult,
+    HeldMemory,
+    LessonNote,
+    MemoryVersion,
+    Record,
+    TuningReport,
+)
 from packs.store.catalog import PackInfo
 from packs.store.scopes import SCOPE_KEY
 
@@ -36,6 +43,13 @@ class HeldList(Record):
     """The memories on probation a caller may see, oldest first."""
 
     memories: tuple[HeldMemory, ...]
+
+
+@dataclass(frozen=True)
+class TuningHistory(Record):
+    """The Pack's tuning runs, newest first (``wolfie tune --history``, docs/tuning.md)."""
+
+    runs: tuple[TuningReport, ...]
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,14 @@ pairs in memory (float16), so a recall costs a few small dot products and no tab
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from packs.learning.credit import SlateEvidence
 from packs.learning.kernel import Kernel, calibrate, shrunk
 from packs.learning.links import LinkKeys, supporting_queries
 from packs.learning.strategies import Prior, TransferKernel
@@ -68,6 +69,8 @@ class ContextRule(Protocol):
     def prior_pairs(self) -> float: ...
     @property
     def recalibrate_growth(self) -> float: ...
+    @property
+    def credit(self) -> str: ...
 
 
 def distinct_queries(queries: NDArray[np.floating], distinct_cos: float) -> int:
@@ -100,7 +103,13 @@ class _History:
     queries: NDArray[np.float16]  # (n, dim)
     rewards: NDArray[np.float64]  # (n,)
     weights: NDArray[np.float64]  # (n,) each reward's own weight
+    episodes: tuple[str | None, ...] = ()  # (n,) the episode of each (None: not known)
     broad: bool = False  # its queries are at least rule.hub_distinct_queries distinct ones
+    credited: tuple[int, NDArray[np.float64]] | None = None  # (evidence version, weights)
+
+    def question(self, i: int) -> bytes:
+        """The wording of entry ``i``: an exact repeat embeds to the same vector."""
+        return self.queries[i].tobytes()
 
 
 class ContextIndex:
@@ -131,6 +140,7 @@ class ContextIndex:
         self._links = LinkKeys(dim)  # associative links (packs/learning/links.py)
         self._links_for: ContextRule | None = None  # the rule the keys were built by
         self._unlinked: set[str] = set()  # memories whose keys are not current
+        self.slates = SlateEvidence()  # the kept entries by question: slate credit
 
     def __len__(self) -> int:
         return len(self._items)
@@ -157,13 +167,16 @@ class ContextIndex:
         weight: float = 1.0,
         *,
         intrinsic: bool = False,
+        episode: str | None = None,
     ) -> None:
         """Append one rewarded query to ``memory_id``'s history (the newest last).
 
         An intrinsic reward never marks a memory as helped: it is scored against the
-        past and can't vouch for the memory on its own (docs/brief.md).
+        past and can't vouch for the memory on its own (docs/brief.md). ``episode`` ties
+        the reward to the slate it was given to (slate credit, ``packs/learning/credit.py``).
         """
-        self.extend(memory_id, query, np.array([reward]), np.array([weight]), np.array([intrinsic]))
+        arrays = np.array([reward]), np.array([weight]), np.array([intrinsic])
+        self.extend(memory_id, query, *arrays, episodes=(episode,))
 
     def extend(
         self,
@@ -172,21 +185,34 @@ class ContextIndex:
         rewards: NDArray[np.floating],
         weights: NDArray[np.floating],
         intrinsic: NDArray[np.bool_],
+        episodes: Sequence[str | None] | None = None,
     ) -> None:
         """Append several rewarded queries at once, oldest first: the same state as one
         :meth:`add` each (a replay loads a memory's whole history this way)."""
         r = np.asarray(rewards, dtype=np.float64)
+        given = tuple(episodes) if episodes is not None else (None,) * len(r)
         if np.any((r > 0) & ~np.asarray(intrinsic, dtype=bool)):
             self._helped.add(memory_id)
         vectors = np.asarray(queries, dtype=np.float16).reshape(-1, self.dim)
         w = np.asarray(weights, dtype=np.float64)
         item = self._items.get(memory_id)
+        old: tuple[str | None, ...] = ()
         if item is not None:
             vectors = np.vstack([item.queries, vectors])
             r, w = np.concatenate([item.rewards, r]), np.concatenate([item.weights, w])
+            old = item.episodes
         rule = self.rule
         keep = rule.history
-        item = _History(vectors[-keep:], r[-keep:], w[-keep:])
+        every = old + given
+        start = max(0, len(every) - keep)
+        item = _History(vectors[-keep:], r[-keep:], w[-keep:], every[start:])
+        for episode in every[:start]:  # entries that fell out of the kept history
+            if episode is not None and episode not in item.episodes:
+                self._recredit(self.slates.remove(episode, memory_id))
+        for i, episode in enumerate(item.episodes):
+            if episode is not None and i >= len(item.episodes) - len(given):
+                reward = float(item.rewards[i])
+                self._recredit(self.slates.add(episode, item.question(i), memory_id, reward))
         item.broad = distinct_queries(item.queries, rule.distinct_cos) >= rule.hub_distinct_queries
         if item.broad:
             self._hubs.add(memory_id)
@@ -197,18 +223,45 @@ class ContextIndex:
         self._added += len(np.atleast_1d(rewards))
         self._unlinked.add(memory_id)
         while len(self._items) > self.max_memories:
-            evicted, _ = self._items.popitem(last=False)
+            evicted, gone = self._items.popitem(last=False)
+            self._forget_entries(evicted, gone)
             self._links.drop([evicted])
             self._unlinked.discard(evicted)
 
     def drop(self, memory_id: str) -> None:
         """Forget ``memory_id``'s rewarded queries and marks: a revision made it a new
         action, whose utility for any query starts from the prior (docs/rewards.md)."""
-        self._items.pop(memory_id, None)
+        item = self._items.pop(memory_id, None)
+        if item is not None:
+            self._forget_entries(memory_id, item)
         self._helped.discard(memory_id)
         self._hubs.discard(memory_id)
         self._links.drop([memory_id])
         self._unlinked.discard(memory_id)
+
+    def _recredit(self, memories: set[str]) -> None:
+        """Their keys depend on a question whose evidence changed."""
+        self._unlinked.update(m for m in memories if m in self._items)
+
+    def _forget_entries(self, memory_id: str, item: _History) -> None:
+        for episode in item.episodes:
+            if episode is not None:
+                self._recredit(self.slates.remove(episode, memory_id))
+
+    def credited(self, memory_id: str) -> NDArray[np.float64]:
+        """The weights of ``memory_id``'s kept rewards after slate credit: each reward's
+        own weight times the memory's share of its episode's reward
+        (:meth:`packs.learning.credit.SlateEvidence.share`); episode credit (MemRL's,
+        every member the whole reward) when ``rule.credit`` is ``"episode"``."""
+        item = self._items[memory_id]
+        if self.rule.credit == "episode" or not any(item.episodes):
+            return item.weights
+        if item.credited is not None and item.credited[0] == self.slates.version:
+            return item.credited[1]
+        shares = np.array([self.slates.share(e, memory_id) for e in item.episodes])
+        weights = item.weights * shares
+        item.credited = (self.slates.version, weights)
+        return weights
 
     def kernel(self, theta: float, failures: bool = True) -> Kernel:
         """The transfer kernel calibrated on these histories (``packs/learning/kernel.py``),
@@ -238,7 +291,17 @@ class ContextIndex:
             self._unlinked = set(self._items)
         for memory_id in self._unlinked:
             item = self._items[memory_id]
-            keys = supporting_queries(item.queries, item.rewards, item.weights, rule)
+            keyable = None
+            if rule.credit != "episode":  # one link per past question: its best memory
+                best = [self.slates.best(item.question(i)) for i in range(len(item.episodes))]
+                keyable = np.array(
+                    [b == memory_id or e is None for b, e in zip(best, item.episodes, strict=True)],
+                    bool,
+                )
+            credited = self.credited(memory_id)
+            keys = supporting_queries(
+                item.queries, item.rewards, item.weights, rule, credited, keyable
+            )
             self._links.put(memory_id, *keys)
         self._unlinked.clear()
         return self._links.nearest(query, rule.link_margin, rule.links)
@@ -264,5 +327,6 @@ class ContextIndex:
         if item is None:
             return prior, 0.0
         cosines = item.queries.astype(np.float32) @ np.asarray(query, dtype=np.float32)
-        weights = rule.kernel.weights(cosines, item.rewards, rule.theta, self) * item.weights
+        credited = self.credited(memory_id)
+        weights = rule.kernel.weights(cosines, item.rewards, rule.theta, self) * credited
         return shrunk(weights, item.rewards, prior, rule.kernel.kappa(rule.kappa, rule.theta))

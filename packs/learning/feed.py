@@ -145,7 +145,12 @@ class ContextFeed:
                 row["value"], row["weight"], row["source"], row["magnitude"]
             )
             self.index.add(
-                row["memory_id"], query, reward, weight, intrinsic=row["source"] == "intrinsic"
+                row["memory_id"],
+                query,
+                reward,
+                weight,
+                intrinsic=row["source"] == "intrinsic",
+                episode=row["episode_id"],
             )
 
     def _query_vectors(self, episode_ids: list[str]) -> dict[str, np.ndarray]:

@@ -45,6 +45,8 @@ def supporting_queries(
     rewards: NDArray[np.floating],
     weights: NDArray[np.floating],
     rule: KeyRule,
+    credited: NDArray[np.floating] | None = None,
+    keyable: NDArray[np.bool_] | None = None,
 ) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
     """A memory's keys from its reward history, and each key's support (the memory's
     utility for that wording). Keys are the queries rewarded > 0 with weight >=
@@ -53,10 +55,20 @@ def supporting_queries(
     utility *for that wording* (its whole history weighed by the hinge ``max(0, cos -
     theta)``, shrunk by ``kappa``) is still positive, so later failures for the same
     wording withdraw the key (a flipped reward is outvoted, not kept). Near-duplicates
-    (``rule.key_distinct_cos``) are kept once."""
+    (``rule.key_distinct_cos``) are kept once.
+
+    With slate credit, ``credited`` are the weights after it (the support is the
+    utility of credited evidence) and ``keyable`` marks the rewards whose question named
+    this memory its most probable answer
+    (:meth:`packs.learning.credit.SlateEvidence.best`): a past question is a key for
+    one memory at most, never for the bystanders that shared its slate."""
     r, w = np.asarray(rewards, np.float64), np.asarray(weights, np.float64)
     q = np.asarray(queries, np.float32)
     vouch = (r > 0) & (w >= rule.link_min_weight)
+    if keyable is not None:
+        vouch &= keyable
+    if credited is not None:
+        w = np.asarray(credited, np.float64)
     if not vouch.any():
         return np.zeros((0, q.shape[1]), np.float32), np.zeros(0)
     keys = q[vouch]

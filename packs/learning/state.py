@@ -100,8 +100,10 @@ class LearningState:
         self._sent: dict[str, Pending] = {}
         self._landing: dict[str, int] = {}
         self._sent_lock = threading.Lock()
-        # event id -> (memory id, query, reward, weight, intrinsic), before the load
-        self._unfed: dict[str, tuple[str, NDArray[np.floating], float, float, bool]] = {}
+        # event id -> (memory id, query, reward, weight, intrinsic, episode), before the load
+        self._unfed: dict[
+            str, tuple[str, NDArray[np.floating], float, float, bool, str | None]
+        ] = {}
         self.context = ContextIndex(dim, rule)
         self._feed = ContextFeed(store, self.context, writer)
         self._memories_schema = schemas.memories_schema(dim)
@@ -129,9 +131,11 @@ class LearningState:
             if before_load is not None:
                 before_load()
             loaded = self._feed.load()
-            for event_id, (memory_id, query, reward, weight, intrinsic) in self._unfed.items():
+            for event_id, (memory_id, query, reward, weight, intrinsic, ep) in self._unfed.items():
                 if event_id not in loaded:
-                    self.context.add(memory_id, query, reward, weight, intrinsic=intrinsic)
+                    self.context.add(
+                        memory_id, query, reward, weight, intrinsic=intrinsic, episode=ep
+                    )
             self._unfed.clear()
         else:
             self._feed.sync()
@@ -204,11 +208,12 @@ class LearningState:
         source: str,
         magnitude: float | None,
         event_id: str | None = None,
+        episode: str | None = None,
     ) -> None:
         """One reward step for ``memory_id``, and its (query, reward) in the contextual
-        index (``query``: the episode's query vector). Before the index is loaded, the
-        entry waits under its ``event_id`` and joins at the load unless the log already
-        holds it."""
+        index (``query``: the episode's query vector; ``episode``: its id, for slate
+        credit). Before the index is loaded, the entry waits under its ``event_id`` and
+        joins at the load unless the log already holds it."""
         self._pending.setdefault(memory_id, Pending()).steps.append(step)
         if source == REVISION_SOURCE:
             self.context.drop(memory_id)
@@ -217,11 +222,13 @@ class LearningState:
             reward, weight = history_entry(step.value, step.weight, source, magnitude)
             intrinsic = source == "intrinsic"
             if self.context.loaded:
-                self.context.add(memory_id, query, reward, weight, intrinsic=intrinsic)
+                self.context.add(
+                    memory_id, query, reward, weight, intrinsic=intrinsic, episode=episode
+                )
             elif event_id is not None:
                 if len(self._unfed) >= UNFED_BOUND:  # the oldest goes: its row is in the log
                     self._unfed.pop(next(iter(self._unfed)))
-                self._unfed[event_id] = (memory_id, query, reward, weight, intrinsic)
+                self._unfed[event_id] = (memory_id, query, reward, weight, intrinsic, episode)
 
     def _add_uses(self, ids: list[str], uses: int, committed: Callable[[str], None]) -> None:
         """``usage_count += uses`` for ``ids``. A memory a racing near-duplicate folded

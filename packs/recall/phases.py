@@ -19,7 +19,7 @@ import pyarrow as pa
 from packs.recall.candidates import Candidates, RecallQuery
 from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_rows, indexed_top_k
 from packs.recall.lexical import mentions, names, row_text
-from packs.recall.ranking import similarity_from_distance
+from packs.recall.ranking import SlateGuard, similarity_from_distance
 from packs.recall.scope_cache import ScopeCaches
 from packs.recall.scoring import LearnedLookup, score_pool
 from packs.recall.spread import neighbour_ids
@@ -35,6 +35,7 @@ from packs.store.lifecycle import EXPIRES, unexpired_clause
 class Ranked:
     items: list[RecalledItem]
     log_rows: list[dict[str, Any]]  # one per candidate, for ``retrieval_log``
+    explored: bool = False  # an exploration swap placed one item
 
     @property
     def injected(self) -> list[str]:
@@ -208,11 +209,13 @@ def phase_b(
     r: RankingSettings,
     k2: int,
     explore: np.random.Generator | None = None,
+    explore_share: float = 0.0,
 ) -> Ranked:
     """:func:`score_pool`, then the recalled items and one log row per candidate."""
     col = cand.columns
     n = len(cand)
-    scored = score_pool(cand, learned, r, k2, explore)
+    scored = score_pool(cand, learned, r, k2, explore, explore_share)
+    guard = scored.guard
     utility, confidence, rewards = scored.utility, scored.confidence, scored.rewards
     uses, ranked_utility, ranking = scored.uses, scored.ranked_utility, scored.ranking
     context_values = ranked_utility if learned.contextual else None
@@ -242,6 +245,7 @@ def phase_b(
                 title=col["title"][i],
                 start_s=col["start_s"][i],
                 end_s=col["end_s"][i],
+                placed_by=_placed(guard, int(i)),
             )
         )
     final_rank = {int(i): r for r, i in enumerate(ranking.order)}
@@ -262,7 +266,15 @@ def phase_b(
             "score": float(ranking.score[i]),
             "injected": i in final_rank,
             "final_rank": final_rank.get(i),
+            "placed_by": _placed(guard, i),
+            "propensity": guard.propensity if guard and i == guard.explored else None,
         }
         for i in range(n)
     ]
-    return Ranked(items, log_rows)
+    return Ranked(items, log_rows, guard is not None and guard.explored is not None)
+
+
+def _placed(guard: SlateGuard | None, i: int) -> str | None:
+    if guard is None:
+        return None
+    return "explored" if i == guard.explored else "reserved" if i == guard.reserved else None

@@ -164,3 +164,65 @@ def rerank(
     # rounded for the sort so that float noise (1e-16) can't break an exact tie.
     order = np.lexsort((np.arange(score.size), -np.round(score, 12)))[:k2].astype(np.int64)
     return Ranking(z_sim, z_q, z_c, bonus, score, order)
+
+
+@dataclass(frozen=True)
+class SlateGuard:
+    """What :func:`guard_slate` changed: why each placed candidate is in the slate."""
+
+    order: NDArray[np.int64]
+    reserved: int | None = None  # the unrewarded top-1 that kept its slot
+    explored: int | None = None  # the candidate swapped in by exploration
+    propensity: float | None = None  # the chance that swap had
+
+
+def guard_slate(
+    order: NDArray[np.int64],
+    score: NDArray[np.floating],
+    base_top: int | None,
+    against: NDArray[np.bool_],
+    linked: NDArray[np.bool_],
+    k2: int,
+    explore: tuple[float, float, float] | None = None,
+) -> SlateGuard:
+    """Structural rules over Phase B's winners ``order`` (best first; pure).
+
+    1. **New questions keep what they had.** ``base_top``, the top-1 of the ranking the
+       Pack would make had it never been rewarded, keeps a slot unless this question's
+       own evidence is against it (``against``): it replaces the last winner. So learning
+       can add to a slate but never takes its best unrewarded guess away on a question
+       its evidence does not reach.
+    2. **Links never fill every slot** (``k2 > 1``): when every winner is there through
+       an associative link (``linked``) and none is ``base_top``, the last linked winner
+       gives its place to the best candidate that is not linked.
+    3. **Exploration** (``explore`` = (draw, share, second draw), both draws uniform in
+       [0, 1)): with probability ``share`` one winner other than the first and
+       ``base_top`` is swapped for the best candidate outside the slate; the swapped-in
+       candidate's propensity is ``share / eligible``.
+    """
+    kept = [int(i) for i in order]
+    n = len(score)
+    reserved = explored = None
+    propensity = None
+    if base_top is not None and kept and base_top not in kept and not against[base_top]:
+        kept[-1] = base_top
+        reserved = base_top
+    if k2 > 1 and len(kept) == k2 and all(linked[i] for i in kept) and reserved is None:
+        rest = [i for i in _by_score(score) if i not in kept and not linked[i]]
+        if rest:
+            kept[-1] = rest[0]
+    if explore is not None and k2 > 1 and len(kept) == k2 and n > k2:
+        draw, share, pick = explore
+        eligible = [p for p in range(1, len(kept)) if kept[p] != reserved]
+        outside = [i for i in _by_score(score) if i not in kept]
+        if draw < share and eligible and outside:
+            position = eligible[min(int(pick * len(eligible)), len(eligible) - 1)]
+            kept[position] = explored = outside[0]
+            propensity = share / len(eligible)
+    return SlateGuard(np.array(kept, dtype=np.int64), reserved, explored, propensity)
+
+
+def _by_score(score: NDArray[np.floating]) -> list[int]:
+    """Candidates best first, ties by Phase A position (as :func:`rerank` orders them)."""
+    s = np.asarray(score, dtype=np.float64)
+    return [int(i) for i in np.lexsort((np.arange(s.size), -np.round(s, 12)))]

@@ -14,8 +14,15 @@ import numpy as np
 
 from packs.learning.ema import LearnedState
 from packs.recall.candidates import Candidates
-from packs.recall.fusion import fusion_for
-from packs.recall.ranking import Ranking, RankWeights, rerank, thompson_draw
+from packs.recall.fusion import Fusion, fusion_for
+from packs.recall.ranking import (
+    Ranking,
+    RankWeights,
+    SlateGuard,
+    guard_slate,
+    rerank,
+    thompson_draw,
+)
 from packs.recall.spread import distances, inhibited_order, spread
 from packs.settings import RankingSettings
 from packs.store import schemas
@@ -52,6 +59,7 @@ class Scored:
     uses: np.ndarray
     ranked_utility: np.ndarray  # what the blend used: U(m | q) in contextual mode
     ranking: Ranking
+    guard: SlateGuard | None = None  # the structural rules' placements (guard_slate)
 
 
 def score_pool(
@@ -60,6 +68,7 @@ def score_pool(
     r: RankingSettings,
     k2: int,
     explore: np.random.Generator | None = None,
+    explore_share: float = 0.0,
 ) -> Scored:
     """Blend z-scored relevance, utility and confidence and keep the top ``k2``: the
     arithmetic of :func:`phase_b`, also replayed by the tuner (``packs/tuning/replay.py``).
@@ -71,6 +80,11 @@ def score_pool(
     In contextual mode, the utility blended is the query-conditioned ``U(m | q)`` and the
     confidence blended counts only as far as the memory's evidence is from queries like
     this one; the global EMA utility and the confidence stay the displayed track record.
+
+    Then :func:`packs.recall.ranking.guard_slate` applies the structural rules: the
+    unrewarded ranking's top-1 keeps a slot unless this question's own evidence is
+    against it (``ranking.reserve_top``, contextual mode), links never fill every slot, and with
+    ``explore`` a share ``explore_share`` of recalls swaps one slate member.
     """
     col = cand.columns
     n = len(cand)
@@ -82,11 +96,13 @@ def score_pool(
         utility[i], confidence[i], rewards[i] = state.utility, state.confidence, state.reward_count
         uses[i] = col["usage_count"][i] + pending_uses
     ranked_utility, ranked_confidence = utility, confidence
+    against = np.zeros(n, dtype=bool)
     if learned.contextual:
         assessed = np.array(
             [learned.assess(m, q) for m, q in zip(col["id"], utility, strict=True)]
         ).reshape(n, 2)
         ranked_utility, ranked_confidence = assessed[:, 0], confidence * assessed[:, 1]
+        against = (assessed[:, 1] > 0) & (assessed[:, 0] < 0)  # evidence near this question
         if explore is not None and r.thompson_scale > 0:  # recall explores
             ranked_utility = thompson_draw(
                 ranked_utility, assessed[:, 1], r.thompson_scale, explore
@@ -96,10 +112,8 @@ def score_pool(
     weights = rank_weights(r)
     if explore is None:  # search exploits: no exploration bonus, no draw
         weights = replace(weights, explore_bonus=0.0)
-    relevance = cand.ranking_similarity
     fusion = fusion_for(r, weights)
-    if fusion is not None and cand.lexical_rank is not None and cand.lexical is not None:
-        relevance = fusion.relevance(relevance, cand.lexical, cand.lexical_rank)
+    relevance = _relevance(cand, fusion, cand.ranking_similarity)
     ranking = rerank(
         relevance, ranked_utility, ranked_confidence, uses, unrewarded_knowledge, weights, k2
     )
@@ -109,4 +123,23 @@ def score_pool(
         score = spread(ranking.score, dist, r.spread, r.spread_decay, hops)
         order = inhibited_order(score, dist, r.inhibition, hops, k2)
         ranking = replace(ranking, score=score, order=order)
-    return Scored(utility, confidence, rewards, uses, ranked_utility, ranking)
+    base_top = None
+    if r.reserve_top and learned.contextual and n:  # global mode is plain MemRL
+        zeros = np.zeros(n)
+        plain = _relevance(cand, fusion, cand.similarity)  # no link keys
+        base = rerank(plain, zeros, zeros, uses, knowledge, weights, 1)
+        base_top = int(base.order[0])
+    linked = cand.ranking_similarity > cand.similarity
+    draws = None
+    if explore is not None and explore_share > 0:
+        draws = (float(explore.random()), explore_share, float(explore.random()))
+    guard = guard_slate(ranking.order, ranking.score, base_top, against, linked, k2, draws)
+    ranking = replace(ranking, order=guard.order)
+    return Scored(utility, confidence, rewards, uses, ranked_utility, ranking, guard)
+
+
+def _relevance(cand: Candidates, fusion: Fusion | None, similarity: np.ndarray) -> np.ndarray:
+    """Phase A's two lists fused (cosine alone without BM25)."""
+    if fusion is None or cand.lexical_rank is None or cand.lexical is None:
+        return similarity
+    return np.asarray(fusion.relevance(similarity, cand.lexical, cand.lexical_rank))

@@ -72,8 +72,10 @@ class RecallService:
         metadata: Mapping[str, Any] | None = None,
         kind: str | None = None,
         scope: str | None = None,
+        explore: bool = True,
     ) -> Recall:
-        """Phase A then Phase B; with ``log_episode`` the episode is buffered."""
+        """Phase A then Phase B; with ``log_episode`` the episode is buffered. ``explore``
+        False opts a recall out of exploration (a search never explores)."""
         if log_episode and self._store.read_only:
             raise ReadOnlyPack(
                 f"Pack {self._store.location.name!r} is open read-only and recall logs an "
@@ -115,8 +117,10 @@ class RecallService:
                 visible=visible,
             )
             candidates = phase_a(self._store, question, cache, self.scopes)
-            explore = self._explore(r.explore_seed) if log_episode else None  # search never
-            ranked = phase_b(candidates, learned, r, k2, explore)
+            rng = self._explore(r.explore_seed) if log_episode else None  # search never
+            cold = self._learning.context.slates.questions < r.explore_cold_questions
+            share = r.explore_share if rng is not None and cold and explore else 0.0
+            ranked = phase_b(candidates, learned, r, k2, rng, share)
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
@@ -132,7 +136,8 @@ class RecallService:
                 )
                 self._flusher.maybe_flush()
         items = tuple(ranked.items)
-        return Recall(episode_id, text, items, len(candidates), render_prompt(items))
+        prompt = render_prompt(items)
+        return Recall(episode_id, text, items, len(candidates), prompt, ranked.explored)
 
     # --- the cache and this handle's flush (packs/journal/flush.py, CacheRefresh) -------
 

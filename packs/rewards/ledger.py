@@ -76,7 +76,8 @@ class RewardLedger:
             after = fold([step], before)
             q = (before.utility, after.utility)
             row = self._row(key, episode_id, memory_id, source, signal, magnitude, step, q, now)
-            self._learning.record(memory_id, step, query, source, magnitude, str(row["event_id"]))
+            event = str(row["event_id"])
+            self._learning.record(memory_id, step, query, source, magnitude, event, episode_id)
             utilities[memory_id] = after.utility
             rows.append(row)
         self._buffer.add_rows(schemas.REWARD_EVENTS, rows)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 MEMORIES = "memories"
 EPISODES = "episodes"
@@ -153,6 +153,10 @@ RETRIEVAL_LOG_SCHEMA = pa.schema(
         pa.field("injected", pa.bool_(), nullable=False),
         pa.field("final_rank", pa.int32()),
         pa.field("created_at", TS, nullable=False),
+        # schema 6: why a slate member is there beyond its score ("reserved": the
+        # unrewarded top-1's slot, "explored": an exploration swap), and the swap's chance
+        pa.field("placed_by", pa.string()),
+        pa.field("propensity", pa.float64()),
     ]
 )
 
@@ -281,6 +285,7 @@ FORGOTTEN_SCHEMA = pa.schema(
 
 # Schema 5: the BM25 column the tuner replays Phase B with (packs/tuning/replay.py).
 RETRIEVAL_LOG_FIELDS_5 = (RETRIEVAL_LOG_SCHEMA.field("lexical"),)
+RETRIEVAL_LOG_FIELDS_6 = tuple(RETRIEVAL_LOG_SCHEMA.field(n) for n in ("placed_by", "propensity"))
 
 # One row per tuning run (packs/tuning/service.py): numbers and settings, never user text.
 TUNING_SCHEMA = pa.schema(

@@ -36,11 +36,11 @@ import numpy as np
 import polars as pl
 
 from packs.learning.ema import REVISION_SOURCE
+from packs.learning.reliability import disagreement, flip_rate, noisy_kappa
 from packs.settings import ContextSettings, PackSettings
 from packs.tuning import replay
-from packs.tuning.gate import Comparison, compare
+from packs.tuning.gate import SHARED, Comparison, compare
 from packs.tuning.logs import TuningLog
-from packs.tuning.reliability import disagreement, flip_rate, noisy_kappa
 
 MIN_QUESTIONS = 20  # hand-set: fewer held-out questions than this can't bound a difference
 FOLDS = 4  # question folds of the new-question replay
@@ -91,6 +91,8 @@ def evidence_of(log: TuningLog) -> dict[str, Any]:
         signs = list(zip(counts["pos"].to_list(), counts["neg"].to_list(), strict=True))
     d, pairs = disagreement(signs)
     rewarded = np.flatnonzero(log.rewarded)
+    scopes = _scope_flip_rates(log, events)
+    eps = flip_rate(d) if len(scopes) < 2 else float(np.median([e for e, _ in scopes.values()]))
     return {
         "episodes": len(log),
         "rewarded_episodes": len(rewarded),
@@ -99,8 +101,33 @@ def evidence_of(log: TuningLog) -> dict[str, Any]:
         "reward_events": events.height,
         "repeat_pairs": pairs,
         "disagreement": d,
-        "flip_rate": flip_rate(d),
+        "flip_rate": eps,
+        "scopes": {scope: {"flip_rate": e, "questions": n} for scope, (e, n) in scopes.items()},
     }
+
+
+def _scope_flip_rates(log: TuningLog, events: pl.DataFrame) -> dict[str, tuple[float, int]]:
+    """Each scope's own flip rate and rewarded questions: the Pack's flip rate is their
+    median when there are several, so one scope's rewards (a hostile user's, rating its
+    own questions at random) count for one scope, not for all its pairs."""
+    if not events.height:
+        return {}
+    questions = log.question[events["episode"].to_numpy()]
+    labels = [log.scope_of(int(q)) or SHARED for q in questions.tolist()]
+    keyed = events.with_columns(pl.Series("question", questions), pl.Series("scope", labels))
+    counts = keyed.group_by(["scope", "question", "memory_id"]).agg(
+        (pl.col("value") > 0).sum().alias("pos"), (pl.col("value") < 0).sum().alias("neg")
+    )
+    out: dict[str, tuple[float, int]] = {}
+    for (scope,), group in counts.group_by("scope", maintain_order=True):
+        pairs = zip(group["pos"].to_list(), group["neg"].to_list(), strict=True)
+        out[str(scope)] = (flip_rate(disagreement(pairs)[0]), group["question"].n_unique())
+    return dict(sorted(out.items()))
+
+
+def scopes_of(log: TuningLog, questions: set[int]) -> dict[int, str]:
+    """Each question's scope label (:data:`packs.tuning.gate.SHARED` without one)."""
+    return {q: log.scope_of(q) or SHARED for q in questions}
 
 
 def halves(questions: Sequence[int], log: TuningLog) -> tuple[set[int], set[int]]:
@@ -192,7 +219,7 @@ def _carry(
     fitted, in_force = replay.new_questions(
         log, [trials[best], settings], dim, credit, FOLDS, questions=test_half
     )
-    return Decision(changes, compare(fitted, in_force), tried)
+    return Decision(changes, compare(fitted, in_force, groups=scopes_of(log, test_half)), tried)
 
 
 def _reliability(
@@ -205,7 +232,10 @@ def _reliability(
         log, [settings.replace(**{"context.kappa": kappa}), settings], dim, questions=test_half
     )
     # errors: lower is better, so the gain is in force minus fitted
-    return Decision({"context.kappa": kappa}, compare(in_force, fitted), {"flip rate": eps})
+    groups = scopes_of(log, test_half)
+    return Decision(
+        {"context.kappa": kappa}, compare(in_force, fitted, groups=groups), {"flip rate": eps}
+    )
 
 
 def _reason(decisions: dict[str, Decision]) -> str:
@@ -219,7 +249,12 @@ def _reason(decisions: dict[str, Decision]) -> str:
         elif d.adopted:
             parts.append(
                 f"{name}: adopted ({c.difference:+.3f} on {c.questions} held-out "
-                f"questions, 95% bound {c.low:+.3f})"
+                f"questions, 95% bound {c.low:+.3f}; scopes: {', '.join(c.scopes) or SHARED})"
+            )
+        elif c.refused_by is not None:
+            parts.append(
+                f"{name}: refused: scope {c.refused_by!r} would lose "
+                f"{-c.scopes[c.refused_by]:.3f} on its held-out questions"
             )
         else:
             parts.append(

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
+from packs.store.scopes import episode_scope
 from packs.tuning.questions import question_ids
 
 # Hand-set bound on one fit's cost: the newest 20,000 episodes (about 20 MB of pools and
@@ -73,6 +74,14 @@ class TuningLog:
     pools: list[Pool]
     rewards: pl.DataFrame  # _REWARD_COLUMNS plus "episode" (index into the episodes)
     vectors: Callable[[list[str]], dict[str, NDArray[np.float32]]] = field(repr=False)
+    # the scope each episode was recalled in (None: a shared recall), from its own filter
+    scopes: list[str | None] = field(default_factory=list)
+
+    def scope_of(self, question: int) -> str | None:
+        """The scope of a question's first episode."""
+        if not self.scopes:
+            return None
+        return self.scopes[int(np.flatnonzero(self.question == question)[0])]
 
     def __len__(self) -> int:
         return len(self.episode_ids)
@@ -98,7 +107,10 @@ class TuningLog:
 def read_log(store: PackStore, dim: int, max_episodes: int = MAX_EPISODES) -> TuningLog:
     """The newest ``max_episodes`` episodes of the Pack with their pools and rewards."""
     episodes = pl.DataFrame(
-        store.scan(schemas.EPISODES, ["id", "created_at", "query_embedding", "injected_ids"])
+        store.scan(
+            schemas.EPISODES,
+            ["id", "created_at", "query_embedding", "injected_ids", "filter_json"],
+        )
     )
     if episodes.height:
         episodes = episodes.sort(["created_at", "id"]).tail(max_episodes)
@@ -126,7 +138,8 @@ def read_log(store: PackStore, dim: int, max_episodes: int = MAX_EPISODES) -> Tu
                 known[m] = np.asarray(v, dtype=np.float32)
         return {m: known[m] for m in memory_ids if m in known}
 
-    return TuningLog(ids, query, question_ids(query), pools, rewards, vectors)
+    scopes = [episode_scope(f) for f in episodes["filter_json"].to_list()] if ids else []
+    return TuningLog(ids, query, question_ids(query), pools, rewards, vectors, scopes)
 
 
 def _after(since: datetime | None) -> str | None:

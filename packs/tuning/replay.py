@@ -4,7 +4,7 @@ Each logged episode keeps its candidate pool (``retrieval_log``: similarity and 
 every candidate). A replay ranks that pool again with :func:`packs.recall.scoring.score_pool`
 (the arithmetic a recall uses) under candidate settings, with learned state rebuilt from
 the rewards the evaluation allows, and scores the slate with the question's own evidence
-(:class:`packs.tuning.credit.QuestionCredit`). Two views:
+(:class:`packs.learning.credit.QuestionCredit`). Two views:
 
 - **New questions** (:func:`new_questions`): questions are split into folds; a held-out
   question's first rewarded episode is ranked with the rewards of the *other* questions
@@ -25,13 +25,13 @@ import polars as pl
 from numpy.typing import NDArray
 
 from packs.learning.context import ContextIndex, history_entry
+from packs.learning.credit import QuestionCredit, Slate, prior_relevance
 from packs.learning.ema import REVISION_SOURCE, LearnedState, RewardStep, fold
 from packs.recall.candidates import Candidates
 from packs.recall.phases import competing_links
 from packs.recall.scoring import score_pool
 from packs.settings import PackSettings
 from packs.store import schemas
-from packs.tuning.credit import QuestionCredit, Slate, prior_relevance
 from packs.tuning.logs import TuningLog
 
 Successes = dict[int, float]  # question -> replayed success probability
@@ -104,7 +104,9 @@ class EvidenceBuilder:
             elif e.weight > 0:
                 reward, weight = history_entry(e.value, e.weight, e.source, e.magnitude)
                 intrinsic = e.source == "intrinsic"
-                self.index.add(e.memory_id, query, reward, weight, intrinsic=intrinsic)
+                self.index.add(
+                    e.memory_id, query, reward, weight, intrinsic=intrinsic, episode=str(episode)
+                )
 
     @property
     def evidence(self) -> Evidence:
@@ -112,33 +114,13 @@ class EvidenceBuilder:
 
 
 def evidence(log: TuningLog, settings: PackSettings, dim: int, keep: NDArray[np.bool_]) -> Evidence:
-    """Learned state from the reward events of the episodes ``keep`` marks, in log order:
-    each memory's history loaded at once (:meth:`ContextIndex.extend`), as an event-by-
-    event :class:`EvidenceBuilder` would leave it."""
-    index = ContextIndex(dim, settings.context)
-    index.loaded = True
-    histories: dict[str, tuple[list[int], list[float], list[float], list[bool]]] = {}
-    states: dict[str, LearnedState] = {}
+    """Learned state from the reward events of the episodes ``keep`` marks, in log order
+    (:class:`EvidenceBuilder`, episode by episode: slate credit reads each question's
+    slates in the order they were rewarded, as a handle fed from the log does)."""
+    builder = EvidenceBuilder(log, settings, dim)
     for e in np.flatnonzero(keep & log.rewarded).tolist():
-        for event in log.events.get(e, ()):
-            step = RewardStep(event.value, event.alpha, event.weight, event.confidence_rate)
-            states[event.memory_id] = fold([step], states.get(event.memory_id))
-            if event.source == REVISION_SOURCE:  # a new action: its history starts again
-                histories.pop(event.memory_id, None)
-                continue
-            if event.weight <= 0:
-                continue
-            reward, weight = history_entry(event.value, event.weight, event.source, event.magnitude)
-            h = histories.setdefault(event.memory_id, ([], [], [], []))
-            h[0].append(e)
-            h[1].append(reward)
-            h[2].append(weight)
-            h[3].append(event.source == "intrinsic")
-    for memory, (episodes, rewards, weights, intrinsic) in histories.items():
-        index.extend(
-            memory, log.query[episodes], np.array(rewards), np.array(weights), np.array(intrinsic)
-        )
-    return Evidence(index, states)
+        builder.add(e)
+    return builder.evidence
 
 
 def slate_of(log: TuningLog, episode: int, settings: PackSettings, found: Evidence) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -33,6 +34,7 @@ from packs.tuning.logs import read_log
 
 log = logging.getLogger(__name__)
 TRIGGERS = ("command", "schedule", "auto")
+RUN_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, as tune names its runs
 FIRST_AUTO = 64  # hand-set: rewarded episodes before the first automatic run (32 per half)
 
 
@@ -91,7 +93,14 @@ class TuningService:
 
     def rollback(self, report_id: str) -> PackSettings:
         """Store again the values that run ``report_id`` replaced."""
+        if not isinstance(report_id, str) or not RUN_ID.fullmatch(report_id):
+            raise InvalidInput(
+                f"A tuning run id is 32 hex digits, not {report_id!r}; "
+                "`wolfie tune --history` lists them."
+            )
         self._store.require_writable("roll back a tuning run")
+        if not self._store.has_table(schemas.TUNING):
+            raise InvalidInput(f"No tuning run {report_id!r}; `wolfie tune --history` lists them.")
         found = self._store.get(schemas.TUNING, f"id = {sql_literal(report_id)}")
         if not found:
             raise InvalidInput(f"No tuning run {report_id!r}; `wolfie tune --history` lists them.")

@@ -45,6 +45,7 @@ ORDER = [
     "refresh-lessons",
     "pack-health",
     "eval-pack",
+    "tune-pack",
     "maintain-pack",
 ]
 # What each run must publish (keys of its own artifacts; {p} is the Pack name).
@@ -55,6 +56,7 @@ EXPECTED = {
     "refresh-lessons": ["{p}-lessons", "{p}-lessons-written"],
     "pack-health": ["{p}-health", "{p}-health-chart", "{p}-utility-extremes"],
     "eval-pack": ["eval-{p}-demo", "eval-{p}-demo-summary", "eval-{p}-demo-trend"],
+    "tune-pack": ["{p}-tuning"],
     "maintain-pack": ["{p}-maintenance"],
 }
 

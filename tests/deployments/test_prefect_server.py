@@ -86,6 +86,7 @@ def test_prefect_deploy_accepts_every_deployment(server):
         "refresh-lessons",
         "pack-health",
         "eval-pack",
+        "tune-pack",
         "maintain-pack",
     } <= names, output
     schedules = {
@@ -93,6 +94,7 @@ def test_prefect_deploy_accepts_every_deployment(server):
     }
     assert schedules["recompute-utilities"] == ["*/15 * * * *"]
     assert schedules["maintain-pack"] == ["17 3 * * *"]
+    assert schedules["tune-pack"] == ["27 4 * * *"]
     assert schedules["eval-pack"] == ["47 2 * * *"]
 
 

@@ -43,7 +43,7 @@ WRITE_TOOLS = {
     "revise",
     "distill",
 }
-READ_TOOLS = {"search", "maturity", "history", "held"}
+READ_TOOLS = {"search", "maturity", "history", "held", "tuning"}
 
 
 def announced_url(proc: subprocess.Popen[str], timeout_s: float = 120) -> str:

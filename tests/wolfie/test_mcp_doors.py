@@ -44,7 +44,7 @@ def test_mcp_help_lists_every_tool_the_server_has(tmp_root: Path):
     listed = set(re.findall(r"^\s+(\w+): ", text, flags=re.MULTILINE))
     (reads,) = re.findall(r"A --read-only server has only ([\w, ]+)\.", text)
     served = anyio.run(tool_names, tmp_root)
-    assert listed == served and len(served) == 15  # 13, and issue 30's held and distill
+    assert listed == served and len(served) == 16  # 13, issue 30's held and distill, tuning
     assert set(reads.split(", ")) == anyio.run(tool_names, tmp_root, "--read-only")
     assert f"Tools ({len(served)})" in text
 

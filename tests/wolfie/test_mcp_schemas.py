@@ -42,7 +42,7 @@ def test_every_tool_parameter_has_a_description_and_limits(tmp_root: Path):
         assert props["search"]["filters"]["anyOf"][0]["maxProperties"] == MAX_FILTER_TERMS
         assert props["ingest"]["sources"]["maxItems"] == 100
         read_only = {name for name, tool in tools.items() if tool.annotations.read_only_hint}
-        assert read_only == {"search", "maturity", "ingest_status", "history", "held"}
+        assert read_only == {"search", "maturity", "ingest_status", "history", "held", "tuning"}
         for name in ("recall", "search"):  # both explain filters, in the same words
             assert "metadata key" in tools[name].description
             assert "list of values meaning any of them" in tools[name].description

@@ -33,7 +33,7 @@ from wolfie.api import models
 from wolfie.api.errors import PackNotServed
 from wolfie.front_door import ScopeGuard
 from wolfie.mcp.params import ID_CHARS, PARAMS
-from wolfie.results import History, KnowledgeAdded, StoredMemory
+from wolfie.results import History, KnowledgeAdded, StoredMemory, TuningHistory
 
 PackPath = Annotated[str, Path(description="The Pack's name, as `wolfie api --pack` named it.")]
 EpisodePath = Annotated[
@@ -117,6 +117,13 @@ def _reads(api: APIRouter) -> None:
     @api.get("/maturity", response_model=Maturity, summary="Maturity signals and stage")
     def maturity(pack: PackOf) -> JSONResponse:
         return answer(pack.maturity())
+
+    @api.get("/tuning", response_model=TuningHistory, summary="Tuning runs, newest first")
+    def tuning(
+        pack: PackOf,
+        limit: Annotated[int, Query(ge=1, le=1000, description="How many runs.")] = 20,
+    ) -> JSONResponse:
+        return answer(front_door.tuning(pack, limit))
 
 
 def _writes(api: APIRouter) -> None:

@@ -154,6 +154,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Only memories this `scope` can recall.",
     ),
     ToolSpec(
+        "tuning",
+        "read",
+        "the Pack's tuning runs: what was adopted, refused and why",
+        "The Pack's tuning runs, newest first (at most `limit`): what the Pack fitted to "
+        "its own episodes, whether questions held out from the fit said it was better for "
+        "every scope (adopted or refused, and why), the scopes its evidence came from, and "
+        "the settings versions before and after. Read-only: an operator tunes and rolls "
+        "back with `wolfie tune`.",
+    ),
+    ToolSpec(
         "held",
         "read",
         "the memories on probation",

@@ -93,6 +93,7 @@ PARAMS: dict[str, Param] = {
         {"min_length": 1, "max_length": MAX_SOURCES},
     ),
     "run_id": Param("The run_id that ingest returned.", {"pattern": r"^mcp-ingest-[0-9a-f]{12}$"}),
+    "limit": Param("How many runs, newest first.", {"ge": 1, "le": 1000}),
     "memory_id": Param(
         "A memory's id, as recall or remember returned it.",
         {"min_length": 1, "max_length": ID_CHARS},

@@ -62,7 +62,15 @@ from wolfie.mcp.lesson_limits import LessonLimits
 from wolfie.mcp.lessons import SampledLessons
 from wolfie.mcp.params import FILTERS, describe
 from wolfie.mcp.stdio import AnsweringServer
-from wolfie.results import Distilled, HeldList, History, Resolved, Rewarded, with_lessons
+from wolfie.results import (
+    Distilled,
+    HeldList,
+    History,
+    Resolved,
+    Rewarded,
+    TuningHistory,
+    with_lessons,
+)
 
 INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
 1. Before answering, call `recall` with the user's request. Use the returned `prompt`
@@ -213,6 +221,9 @@ def _tools(
     def held(scope: str | None = None) -> HeldList:
         return front_door.held(pack, scope=guard(scope))
 
+    def tuning(limit: int = 20) -> TuningHistory:
+        return front_door.tuning(pack, limit)
+
     def remember(
         intent: str,
         response: str,
@@ -356,6 +367,6 @@ def _tools(
     def ingest_status(run_id: str, scope: str | None = None) -> IngestStatus:
         return runs.status(run_id, guard(scope))
 
-    reads = (search, maturity, history, held)
+    reads = (search, maturity, history, held, tuning)
     writes = (recall, remember, feedback, signal, outcome, resolve, distill, forget, revise)
     return [*reads, *writes, ingest, ingest_status]

@@ -38,9 +38,17 @@ class SiblingEmbedder(EmbeddingProvider):
         return np.stack([VECTORS[t] for t in texts])
 
 
-def _played(root: object, auto: bool) -> Pack:
-    """Questions 0..59 played three times with clean episode rewards (k2=1); 60..89 new."""
-    settings = {"k1": 5, "k2": 1, "lexical": "off", "tuning.auto": auto}
+def _played(root: object, auto: bool, reserve_top: bool = False) -> Pack:
+    """Questions 0..59 played three times with clean episode rewards (k2=1); 60..89 new.
+    Without ``reserve_top`` (the structural rule of issue 41) the links of the played
+    siblings take the new questions, as every Pack's did before it: what the tuner fixes."""
+    settings = {
+        "k1": 5,
+        "k2": 1,
+        "lexical": "off",
+        "tuning.auto": auto,
+        "ranking.reserve_top": reserve_top,
+    }
     pack = Pack.open("siblings", root, embedder=SiblingEmbedder(), settings=settings)  # type: ignore[arg-type]
     pack.add_knowledge([KnowledgeChunk(f"answer {i}", "facts.md", i) for i in range(TOPICS)])
     answers = {f"question {i}": pack.search(f"question {i}").ids[0] for i in range(TOPICS)}
@@ -77,6 +85,17 @@ def test_siblings_with_different_answers_stop_carrying_rewards(tmp_path):
         assert [r.id for r in pack.tuning.history()] == [report.id, dry.id]
         pack.tuning.rollback(report.id)
         assert pack.settings.context.links == 3 and _new_questions_answered(pack) == 0
+
+
+def test_new_siblings_keep_their_answer_with_links_on(tmp_path):
+    """The structural rule (issue 41): a new question keeps its unrewarded top-1 unless
+    its own evidence is against it, so the played siblings' links no longer take the
+    new questions, with no tuning and with links still on."""
+    with _played(tmp_path, auto=False, reserve_top=True) as pack:
+        assert pack.settings.context.links == 3
+        assert _new_questions_answered(pack) == TOPICS - 60
+        played = sum(pack.search(f"question {i}").items[0].text == f"answer {i}" for i in range(60))
+        assert played == 60
 
 
 @pytest.mark.slow

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from packs.tuning.credit import QuestionCredit, Slate, prior_relevance
+from packs.learning.credit import QuestionCredit, Slate, prior_relevance
+from packs.learning.reliability import disagreement, flip_rate, noisy_kappa
 from packs.tuning.gate import compare
 from packs.tuning.questions import question_ids
-from packs.tuning.reliability import disagreement, flip_rate, noisy_kappa
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.05, 0.2, 0.4])
