@@ -18,7 +18,8 @@ Questions come in three kinds, as in LoCoMo (Maharana et al. 2024):
 
 Several questions ask about one event, so a turn punished for one question may be the
 evidence of another: the failure mode issue 20 measured on the public benchmark. Each
-training question has one paraphrase (other words, same evidence). Splits: a question is
+training question has one paraphrase (other words, same evidence); a line worded like
+another with other evidence is written to ``removed.jsonl`` instead. Splits: a question is
 ``train`` or ``heldout`` by a hash of its id; the benchmark's folds cut both again.
 
 How to run::
@@ -35,6 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+
+from evals.evalset import drop_ambiguous
 
 SEED = 20
 CONVERSATIONS = 8
@@ -274,8 +277,9 @@ def _hash_share(text: str) -> float:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
 
 
-def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
-    """(knowledge chunks, questions, paraphrases) of every conversation."""
+def build(rng: random.Random) -> tuple[list[dict], ...]:
+    """(knowledge chunks, questions, paraphrases, removed lines) of every conversation:
+    questions worded alike with other evidence are removed (:func:`drop_ambiguous`)."""
     chunks: list[dict] = []
     questions: list[dict] = []
     paraphrases: list[dict] = []
@@ -361,21 +365,23 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
                             "metadata": {"paraphrase_of": qid, "kind": qkind},
                         }
                     )
-    return chunks, questions, paraphrases
+    return (chunks, *drop_ambiguous(questions, paraphrases))
 
 
 def write(folder: Path, seed: int = SEED) -> dict[str, int]:
-    chunks, questions, paraphrases = build(random.Random(seed))
+    chunks, questions, paraphrases, removed = build(random.Random(seed))
     folder.mkdir(parents=True, exist_ok=True)
     for name, rows in (
         ("knowledge.jsonl", chunks),
         ("queries.jsonl", questions),
         ("paraphrases.jsonl", paraphrases),
+        ("removed.jsonl", removed),
     ):
         with (folder / name).open("w", encoding="utf-8") as out:
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return {"turns": len(chunks), "questions": len(questions), "paraphrases": len(paraphrases)}
+    counts = (len(chunks), len(questions), len(paraphrases), len(removed))
+    return dict(zip(("turns", "questions", "paraphrases", "removed"), counts, strict=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

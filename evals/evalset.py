@@ -169,3 +169,33 @@ def check_known_ids(eval_set: EvalSet, known_row_ids: Iterable[str], where: str)
             f"{eval_set.path}: {len(problems)} line(s) name ids that {where} does not hold:\n"
             f"{shown}\nFix the ids, or load the corpus these ids come from into {where}."
         )
+
+
+Row = dict[str, Any]
+
+
+def drop_ambiguous(questions: list[Row], paraphrases: list[Row]) -> tuple[list[Row], ...]:
+    """``(questions, paraphrases, removed)``: the lines worded like another line of the set
+    (case and spacing aside) with other ``relevant`` ids are removed, since the same words
+    then name different evidence and no ranking can be right ("What did Mochi chew
+    through?" asked of four chats, issue 41). A removed question takes its paraphrases
+    with it; each removed line is kept in ``removed`` with its ``reason``."""
+
+    def words(row: Row) -> str:
+        return " ".join(str(row["query"]).lower().split())
+
+    evidence: dict[str, set[tuple[str, ...]]] = {}
+    for row in [*questions, *paraphrases]:
+        evidence.setdefault(words(row), set()).add(tuple(sorted(row["relevant"])))
+    ambiguous = {text for text, seen in evidence.items() if len(seen) > 1}
+    why = "worded like another line of this eval set whose evidence differs"
+    removed = [row | {"reason": why} for row in questions if words(row) in ambiguous]
+    gone = {row["id"] for row in removed}
+    for row in paraphrases:
+        if words(row) in ambiguous:
+            removed.append(row | {"reason": why})
+        elif row.get("metadata", {}).get("paraphrase_of") in gone:
+            removed.append(row | {"reason": "paraphrase of a removed question"})
+    dropped = {row["id"] for row in removed}
+    kept_questions = [row for row in questions if row["id"] not in dropped]
+    return kept_questions, [row for row in paraphrases if row["id"] not in dropped], removed

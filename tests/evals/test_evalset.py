@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evals.evalset import check_known_ids, load_eval_set, row_id
+from evals.evalset import check_known_ids, drop_ambiguous, load_eval_set, row_id
 from packs.errors import InvalidInput
 from packs.store.rows import knowledge_id
 
@@ -109,3 +109,48 @@ def test_committed_eval_set_loads_and_matches_its_corpus():
     check_known_ids(loaded, {knowledge_id(c["source"], c["position"]) for c in chunks}, "corpus")
     assert len(loaded.queries) >= 503
     assert {q.split for q in loaded.queries} == {"train", "heldout"}
+
+
+def test_drop_ambiguous_removes_alike_wordings_and_their_paraphrases():
+    """Lines worded alike (case and spacing aside) with other evidence go, with a reason;
+    alike wordings with the same evidence, and every other line, stay."""
+    questions = [
+        {"id": "a", "query": "What did Mochi chew through?", "relevant": ["c1#1"]},
+        {"id": "b", "query": "what did  Mochi chew through?", "relevant": ["c2#7"]},
+        {"id": "c", "query": "Who visited Ana?", "relevant": ["c1#3"]},
+        {"id": "d", "query": "Who visited Ana?", "relevant": ["c1#3"]},
+    ]
+    paraphrases = [
+        {"id": "a~p1", "query": "What did the cat ruin?", "metadata": {"paraphrase_of": "a"}},
+        {"id": "c~p1", "query": "Which relative came?", "metadata": {"paraphrase_of": "c"}},
+        {"id": "d~p1", "query": "Which relative came?", "metadata": {"paraphrase_of": "d"}},
+    ]
+    paraphrases[0]["relevant"] = ["c1#1"]
+    paraphrases[1]["relevant"] = ["c1#3"]
+    paraphrases[2]["relevant"] = ["c9#9"]
+    kept, kept_paraphrases, removed = drop_ambiguous(questions, paraphrases)
+    assert [q["id"] for q in kept] == ["c", "d"]
+    assert kept_paraphrases == []
+    reasons = {row["id"]: row["reason"] for row in removed}
+    assert reasons["a~p1"] == "paraphrase of a removed question"
+    assert {"a", "b", "c~p1", "d~p1"} <= reasons.keys() and len(reasons) == 5
+
+
+@pytest.mark.parametrize("corpus", ["manpages", "pydocs", "conversations", "chats"])
+def test_no_committed_wording_names_two_different_answers(corpus):
+    """One wording, one answer: a question or paraphrase worded like another line of its
+    set with other evidence cannot be ranked right (issue 41: "What did Mochi chew
+    through?" in four chats). The conversation generator drops them into removed.jsonl."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "data" / "evals" / corpus
+    rows = [
+        json.loads(line)
+        for name in ("queries", "paraphrases")
+        for line in (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    evidence: dict[str, set[tuple[str, ...]]] = {}
+    for row in rows:
+        words = " ".join(row["query"].lower().split())
+        evidence.setdefault(words, set()).add(tuple(sorted(row["relevant"])))
+    assert {text: seen for text, seen in evidence.items() if len(seen) > 1} == {}
