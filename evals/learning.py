@@ -114,16 +114,23 @@ EPISODE_CREDIT = Method(
     {"context.credit": "episode", "ranking.reserve_top": False, "ranking.explore_share": 0.0},
     description="the defaults before issue 41: episode credit, no reserved slot, no exploration",
 )
+# Issue 41's slate credit with one link per past question, the reserved slot and 5 %
+# exploration while cold: built, and measured behind the defaults on the validation folds.
+SLATE_CREDIT = Method(
+    "slate-credit",
+    {"context.credit": "slate", "ranking.explore_share": 0.05},
+    description="slate credit, one link per past question, the reserved slot, 5 % exploration",
+)
 # Issue 41's parts one at a time: the reserved slot with episode credit, and slate credit
 # without the reserved slot (ablations, measured on the validation fold).
 RESERVE_ONLY = Method(
     "reserve-only",
-    {"context.credit": "episode", "ranking.explore_share": 0.0},
+    {"context.credit": "episode", "ranking.reserve_top": True, "ranking.explore_share": 0.0},
     description="episode credit with the reserved slot (issue 41's structural rule alone)",
 )
 CREDIT_ONLY = Method(
     "credit-only",
-    {"ranking.reserve_top": False, "ranking.explore_share": 0.0},
+    {"context.credit": "slate", "ranking.reserve_top": False, "ranking.explore_share": 0.0},
     description="slate credit and one link per past question, no reserved slot",
 )
 NO_FEEDBACK = Method(
@@ -155,6 +162,7 @@ METHODS: dict[str, Method] = {
         DEFAULT,
         item_credit(DEFAULT),
         EPISODE_CREDIT,
+        SLATE_CREDIT,
         RESERVE_ONLY,
         CREDIT_ONLY,
         NO_FEEDBACK,

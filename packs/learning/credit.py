@@ -18,6 +18,7 @@ Episodes whose memories got rewards of different signs (item credit: ``signal`` 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -31,7 +32,9 @@ MAX_ENUMERATED = 10  # 2**10 relevance patterns per question; the rest keep the 
 # Hand-set floor on the flip rate: with none, one contrary reward would make a pattern
 # impossible (zero likelihood) instead of unlikely.
 MIN_FLIP = 0.01
-ROUND = 2  # hand-set: p0 and the flip rate move a posterior only in steps of 0.01
+# Hand-set: p0 and the flip rate move the posteriors only in steps of 0.05, so a new
+# question's first outcome does not recompute every question's posterior.
+STEP = 0.05
 # Hand-set: a question's best memory vouches for it as a link only once the evidence
 # raised it this far above the prior (a slate never credited leaves every member at p0).
 SUPPORT_MARGIN = 0.05
@@ -50,6 +53,20 @@ class Slate:
         return len(signs) == 1
 
 
+def _stepped(value: float) -> float:
+    return round(round(value / STEP) * STEP, 6)
+
+
+@functools.cache
+def _patterns(n: int) -> np.ndarray:
+    """Every relevance pattern of ``n`` memories (read-only; one row when ``n`` is 0)."""
+    if n == 0:
+        return np.zeros((1, 0), dtype=bool)
+    out = np.array(list(itertools.product((False, True), repeat=n)), dtype=bool)
+    out.flags.writeable = False
+    return out
+
+
 class QuestionCredit:
     """The posterior of which memories are relevant to one question (module docstring)."""
 
@@ -62,10 +79,9 @@ class QuestionCredit:
         self._column = {m: i for i, m in enumerate(ranked)}
         self.p0 = p0
         n = len(ranked)
-        patterns = np.array(list(itertools.product((False, True), repeat=n)), dtype=bool)
-        if n == 0:
-            patterns = np.zeros((1, 0), dtype=bool)
-        log_w = (patterns * np.log(p0) + ~patterns * np.log1p(-p0)).sum(axis=1)
+        patterns = _patterns(n)
+        count = patterns.sum(axis=1)
+        log_w = count * np.log(p0) + (n - count) * np.log1p(-p0)
         eps = max(eps, MIN_FLIP)
         hit, miss = np.log1p(-eps), np.log(eps)
         for slate in slates:
@@ -82,13 +98,14 @@ class QuestionCredit:
         weights = np.exp(log_w - log_w.max())
         self._patterns = patterns
         self._weights = weights / weights.sum()
+        self._relevance = self._weights @ patterns  # each column's marginal, once
 
     def relevance(self, memory: str) -> float:
         """The posterior probability that ``memory`` is relevant to the question."""
         col = self._column.get(memory)
         if col is None:
             return self.p0
-        return float(self._weights[self._patterns[:, col]].sum())
+        return float(self._relevance[col])
 
     def success(self, slate: Sequence[str]) -> float:
         """The probability that ``slate`` holds a relevant memory: exact over the
@@ -136,6 +153,7 @@ def slate_shares(rewards: Mapping[str, float], relevance: Mapping[str, float]) -
 class _Episode:
     question: bytes
     rewards: dict[str, float] = field(default_factory=dict)  # in slate order
+    shares: tuple[QuestionCredit, dict[str, float]] | None = None  # under that posterior
 
 
 class SlateEvidence:
@@ -148,20 +166,22 @@ class SlateEvidence:
     reward online and in one that loaded the log. The prior ``p0`` comes from the share
     of questions whose first kept slate succeeded (:func:`prior_relevance`), the flip rate
     from disagreeing rewards of one memory at one question
-    (:mod:`packs.learning.reliability`); both are rounded to :data:`ROUND` so a posterior
-    is recomputed when they really moved.
+    (:mod:`packs.learning.reliability`); both move in steps of :data:`STEP`, so a
+    posterior is recomputed only when they really moved.
     """
 
     def __init__(self) -> None:
         self._episodes: dict[str, _Episode] = {}
         self._questions: dict[bytes, list[str]] = {}  # question -> its episodes, in order
         self._posterior: dict[bytes, tuple[tuple[float, float], QuestionCredit]] = {}
+        self._best: dict[bytes, tuple[QuestionCredit, str | None]] = {}
         # running totals behind the prior, kept exact on every add and remove
         self._signs: dict[tuple[bytes, str], tuple[int, int]] = {}  # (positives, negatives)
         self._pairs = [0, 0]  # agreeing, disagreeing pairs of one memory's rewards
         self._first: dict[bytes, bool] = {}  # did the question's first kept slate succeed
         self._sizes: Counter[int] = Counter()  # slate sizes of the kept episodes
         self.version = 0  # bumped on every change: cached credit is stale
+        self._prior: tuple[int, tuple[float, float]] = (-1, (0.5, MIN_FLIP))
 
     def add(self, episode: str, question: bytes, memory: str, reward: float) -> set[str]:
         """One kept reward entry; the memories whose credit it may change."""
@@ -212,8 +232,10 @@ class SlateEvidence:
         if len(item.rewards) == 1 and next(iter(item.rewards.values())) > 0:
             return 1.0
         credit = self.posterior(item.question)
-        relevance = {m: credit.relevance(m) for m in item.rewards}
-        return slate_shares(item.rewards, relevance)[memory]
+        if item.shares is None or item.shares[0] is not credit:
+            relevance = {m: credit.relevance(m) for m in item.rewards}
+            item.shares = (credit, slate_shares(item.rewards, relevance))
+        return item.shares[1][memory]
 
     def best(self, question: bytes) -> str | None:
         """The memory most probably relevant at ``question``, if the evidence raised it
@@ -223,13 +245,17 @@ class SlateEvidence:
         if not episodes:
             return None
         credit = self.posterior(question)
+        cached = self._best.get(question)
+        if cached is not None and cached[0] is credit:
+            return cached[1]
         seen: dict[str, int] = {}
         for episode in episodes:
             for position, memory in enumerate(self._episodes[episode].rewards):
                 seen.setdefault(memory, position)
         ranked = sorted(seen, key=lambda m: (-round(credit.relevance(m), 9), seen[m]))
-        top = ranked[0]
-        return top if credit.relevance(top) > credit.p0 + SUPPORT_MARGIN else None
+        best = ranked[0] if credit.relevance(ranked[0]) > credit.p0 + SUPPORT_MARGIN else None
+        self._best[question] = (credit, best)
+        return best
 
     def posterior(self, question: bytes) -> QuestionCredit:
         """The question's :class:`QuestionCredit` under the current prior and flip rate."""
@@ -246,7 +272,12 @@ class SlateEvidence:
         return credit
 
     def prior(self) -> tuple[float, float]:
-        """(``p0``, flip rate) from the kept evidence, rounded to :data:`ROUND`."""
+        """(``p0``, flip rate) from the kept evidence, in steps of :data:`STEP`."""
+        if self._prior[0] != self.version:
+            self._prior = (self.version, self._estimate())
+        return self._prior[1]
+
+    def _estimate(self) -> tuple[float, float]:
         if not self._first:
             return (0.5, MIN_FLIP)
         sizes = sorted(self._sizes.elements())
@@ -254,7 +285,8 @@ class SlateEvidence:
         p0 = prior_relevance(sum(self._first.values()) / len(self._first), k2)
         agree, disagree = self._pairs
         eps = flip_rate(disagree / (agree + disagree + PRIOR_PAIRS))
-        return (round(p0, ROUND), round(max(eps, MIN_FLIP), ROUND))
+        # a step never reaches a certain prior: p0 stays within [STEP, 0.5]
+        return (min(max(_stepped(p0), STEP), 0.5), max(_stepped(eps), MIN_FLIP))
 
     def _count(self, question: bytes, memory: str, reward: float, sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) one reward in the flip-rate pairs."""

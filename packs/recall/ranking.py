@@ -207,7 +207,7 @@ def guard_slate(
     if base_top is not None and kept and base_top not in kept and not against[base_top]:
         kept[-1] = base_top
         reserved = base_top
-    if k2 > 1 and len(kept) == k2 and all(linked[i] for i in kept) and reserved is None:
+    if k2 > 1 and len(kept) == k2 and all(linked[i] for i in kept) and base_top not in kept:
         rest = [i for i in _by_score(score) if i not in kept and not linked[i]]
         if rest:
             kept[-1] = rest[0]

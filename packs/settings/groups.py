@@ -41,7 +41,7 @@ class RankingSettings(Group):
     spread_hops: int = Field(1, ge=0, le=8)
     inhibition: float = Field(0.0, ge=0.0, le=10.0)
     reserve_top: bool = True
-    explore_share: float = Field(0.05, ge=0.0, le=0.05)
+    explore_share: float = Field(0.0, ge=0.0, le=0.05)
     explore_cold_questions: int = Field(200, ge=0, le=10_000_000)
 
     @model_validator(mode="after")
@@ -72,7 +72,7 @@ class ContextSettings(Group):
     distinct_cos: float = Field(0.5, ge=-1.0, le=1.0)
     prior_pairs: float = Field(20.0, ge=0.0, le=1e6)
     recalibrate_growth: float = Field(0.1, gt=0.0, le=1e6)
-    credit: Literal["slate", "episode"] = "slate"
+    credit: Literal["slate", "episode"] = "episode"
 
     @field_validator("prior", mode="before")
     @classmethod

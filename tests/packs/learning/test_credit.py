@@ -10,6 +10,7 @@ from packs.learning.credit import SlateEvidence, slate_shares
 from packs.settings import PackSettings
 
 DIM = 8
+SLATE = PackSettings().replace(**{"context.credit": "slate"}).context
 
 
 def _q(i: int) -> np.ndarray:
@@ -44,7 +45,7 @@ def test_the_common_factor_of_the_successes_takes_the_credit():
 
 
 def test_an_unvaried_slate_credits_its_members_alike_and_links_only_one():
-    index = ContextIndex(DIM, PackSettings().context)
+    index = ContextIndex(DIM, SLATE)
     index.loaded = True
     for epoch in range(3):
         for m in ("a", "b", "c"):
@@ -68,7 +69,7 @@ def test_a_loaded_index_credits_as_the_online_one():
     """Credit is a function of the kept evidence: an index that saw every reward online
     (and dropped each memory's oldest past ``history``) credits as one loaded from the
     log (each memory's newest ``history`` rewards, oldest first: ContextFeed.load)."""
-    rule = PackSettings().context
+    rule = SLATE
     online, loaded = ContextIndex(DIM, rule), ContextIndex(DIM, rule)
     online.loaded = loaded.loaded = True
     rng = np.random.default_rng(0)
@@ -91,3 +92,15 @@ def test_a_loaded_index_credits_as_the_online_one():
     for m in "abcdef":
         np.testing.assert_allclose(online.credited(m), loaded.credited(m))
     assert online.assess("a", _q(0), 0.0)[0] > online.assess("b", _q(0), 0.0)[0]
+
+
+def test_the_prior_stays_a_probability_when_every_first_slate_failed():
+    """Bug: p0 clipped to 0.02 and then rounded to a step of 0.05 became 0, and every
+    posterior turned into NaN (log 0)."""
+    slates = SlateEvidence()
+    for q in range(30):
+        for m in ("a", "b", "c"):
+            slates.add(f"e{q}", _q(q).tobytes(), f"{m}{q}", -1.0)
+    p0, eps = slates.prior()
+    assert 0.0 < p0 <= 0.5 and 0.0 < eps < 0.5
+    assert np.isfinite(slates.share("e0", "a0")) and slates.share("e0", "a0") > 0.9
