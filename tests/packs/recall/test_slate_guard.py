@@ -182,3 +182,23 @@ def test_a_question_out_of_every_learned_terms_reach_ranks_as_the_never_rewarded
             pack.feedback(recall.episode_id or "", reward)
         for probe in range(200, 206):  # far questions: no reward, key or kernel reaches
             assert pack.search(f"far {probe}").ids == never.search(f"far {probe}").ids
+
+
+def test_a_cold_pack_explores_logs_the_swap_and_never_in_search_or_when_opted_out(tmp_path):
+    """Exploration (issue 41): with ``explore_share`` on, a share of recalls swaps one slate
+    member other than the first, says so (``explored``, ``placed_by``) and logs the swap's
+    propensity; ``search`` and ``recall(explore=False)`` never swap."""
+    settings = {"ranking.explore_share": 0.05, "ranking.k2": 3}
+    with _pack(tmp_path, "explorer") as pack:
+        pack.configure(**settings)
+        recalls = [pack.recall(f"near {i % 40}") for i in range(240)]
+        explored = [r for r in recalls if r.explored]
+        assert 3 <= len(explored) <= 30  # about 5 % of 240
+        for r in explored:
+            placed = [i for i in r.items if i.placed_by == "explored"]
+            assert len(placed) == 1 and r.items[0].placed_by != "explored"
+        logged = pack.query("retrievals", {"placed_by": "explored"})
+        assert logged.height == len(explored)
+        assert set(logged["propensity"].to_list()) == {0.05 / 2}  # k2=3: two members it may swap
+        assert not any(pack.search(f"near {i}").explored for i in range(40))
+        assert not any(pack.recall(f"near {i}", explore=False).explored for i in range(60))
