@@ -124,16 +124,17 @@ def recall(
     where: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     scope: str | None = None,
+    explain: bool = False,
 ) -> Recall:
     """Rank the Pack's items for ``query`` (in ``scope``, filtered by ``where`` columns
     and ``metadata``, or by one flat ``filters`` object that holds both). ``log=True``
     records an episode to reward later (needs a writable Pack); ``log=False`` is a
-    read-only search."""
+    read-only search. ``explain`` gives each item why it ranked there."""
     if filters is not None:  # one flat object: its columns and its metadata keys
         columns, meta = split_filters(filters)
         where, metadata = {**columns, **(where or {})}, {**meta, **(metadata or {})}
     rank = pack.recall if log else pack.search
-    return rank(query, k, where=where, metadata=metadata, scope=scope)
+    return rank(query, k, where=where, metadata=metadata, scope=scope, explain=explain)
 
 
 def episode_memories(pack: Pack, episode_id: str) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ from packs.errors import InvalidInput, UnknownEpisode
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.store import schemas
-from packs.store.filters import sql_literal
+from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
 from packs.store.scopes import episode_scope
 
@@ -150,6 +150,26 @@ class EpisodeLog:
                 "the episode_id that recall() returned."
             )
         return hits[0]
+
+    def logged(
+        self, table: str, column: str, values: Sequence[str], columns: list[str]
+    ) -> list[dict[str, Any]]:
+        """``columns`` of the rows of ``table`` whose ``column`` is in ``values``: stored,
+        and still in this handle's buffer (an explanation's evidence, packs/recall/evidence.py)."""
+        wanted = set(values)
+        if not wanted:
+            return []
+        key = "event_id" if table == schemas.REWARD_EVENTS else "id"
+        found = {
+            row[key]: {c: row.get(c) for c in columns}
+            for row in self._buffer.pending_rows(table)
+            if row.get(column) in wanted
+        }
+        if self._store.has_table(table):
+            stored = self._store.scan(table, [key, *columns], in_clause(column, sorted(wanted)))
+            for row in stored.to_pylist():
+                found.setdefault(row[key], {c: row.get(c) for c in columns})
+        return list(found.values())
 
     def record_outcome(
         self, episode_id: str, response: str, vector: np.ndarray, success: bool | None

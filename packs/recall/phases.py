@@ -21,7 +21,7 @@ from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_row
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import similarity_from_distance
 from packs.recall.scope_cache import ScopeCaches
-from packs.recall.scoring import LearnedLookup, score_pool
+from packs.recall.scoring import LearnedLookup, Scored, score_pool
 from packs.recall.spread import neighbour_ids
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
@@ -35,6 +35,7 @@ from packs.store.lifecycle import EXPIRES, unexpired_clause
 class Ranked:
     items: list[RecalledItem]
     log_rows: list[dict[str, Any]]  # one per candidate, for ``retrieval_log``
+    scored: Scored | None = None  # Phase B's numbers, for an explanation (explain.py)
 
     @property
     def injected(self) -> list[str]:
@@ -265,4 +266,4 @@ def phase_b(
         }
         for i in range(n)
     ]
-    return Ranked(items, log_rows)
+    return Ranked(items, log_rows, scored)

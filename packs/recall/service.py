@@ -4,7 +4,7 @@ prompt block (docs/recall.md)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +18,8 @@ from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import LearningState
 from packs.recall.cache_sync import CatchUp
 from packs.recall.candidates import RecallQuery
+from packs.recall.evidence import past_questions
+from packs.recall.explain import Evidence, explained
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scope_cache import ScopeCaches
@@ -72,8 +74,10 @@ class RecallService:
         metadata: Mapping[str, Any] | None = None,
         kind: str | None = None,
         scope: str | None = None,
+        explain: bool = False,
     ) -> Recall:
-        """Phase A then Phase B; with ``log_episode`` the episode is buffered."""
+        """Phase A then Phase B; with ``log_episode`` the episode is buffered; with
+        ``explain`` each item says why it ranked there (packs/recall/explain.py)."""
         if log_episode and self._store.read_only:
             raise ReadOnlyPack(
                 f"Pack {self._store.location.name!r} is open read-only and recall logs an "
@@ -84,6 +88,8 @@ class RecallService:
         r = s.ranking
         k2 = check_k(k) or r.k2
         k1 = max(r.k1, k2)
+        if not isinstance(explain, bool):
+            raise InvalidInput(f"explain must be true or false, not {explain!r}.")
         if kind not in _KINDS:
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
@@ -117,6 +123,9 @@ class RecallService:
             candidates = phase_a(self._store, question, cache, self.scopes)
             explore = self._explore(r.explore_seed) if log_episode else None  # search never
             ranked = phase_b(candidates, learned, r, k2, explore)
+            if explain:
+                why = self._why(vector)
+                ranked = explained(ranked, candidates, learned, r, explore is not None, why)
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
@@ -133,6 +142,11 @@ class RecallService:
                 self._flusher.maybe_flush()
         items = tuple(ranked.items)
         return Recall(episode_id, text, items, len(candidates), render_prompt(items))
+
+    def _why(self, vector: np.ndarray) -> Callable[[list[str]], Evidence]:
+        """The past questions behind memories' ``U(m|q)`` (packs/recall/evidence.py)."""
+        context = self._learning.context
+        return lambda ids: past_questions(self._episodes.logged, ids, vector, context)
 
     # --- the cache and this handle's flush (packs/journal/flush.py, CacheRefresh) -------
 
