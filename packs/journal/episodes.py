@@ -36,6 +36,7 @@ class EpisodeLog:
         # rewards (and their scope check) and contextual utility
         self._recent: OrderedDict[str, tuple[list[str], np.ndarray, str | None]] = OrderedDict()
         self._ranked_utility: dict[str, dict[str, float]] = {}  # of the recent episodes
+        self._asked: dict[str, str] = {}  # the question of the recent episodes logged here
 
     def log(
         self,
@@ -73,6 +74,7 @@ class EpisodeLog:
         self._learning.use(injected, now)
         self._remember(episode_id, injected, vector, episode_scope(clause))
         self._ranked_utility[episode_id] = _ranked(log_rows)
+        self._asked[episode_id] = text
         return episode_id
 
     def _remember(
@@ -82,12 +84,14 @@ class EpisodeLog:
         while len(self._recent) > EPISODE_CACHE:
             evicted, _ = self._recent.popitem(last=False)
             self._ranked_utility.pop(evicted, None)
+            self._asked.pop(evicted, None)
 
     def forget(self, episode_ids: Iterable[str]) -> None:
         """Drop forgotten episodes from the cache (a reward for one is then unknown)."""
         for episode_id in episode_ids:
             self._recent.pop(episode_id, None)
             self._ranked_utility.pop(episode_id, None)
+            self._asked.pop(episode_id, None)
 
     def ranked_utility(self, episode_id: str) -> dict[str, float]:
         """The utility ``U(m | q)`` each injected memory was ranked by in the episode
@@ -150,6 +154,19 @@ class EpisodeLog:
                 "the episode_id that recall() returned."
             )
         return hits[0]
+
+    def asked(self, memory_ids: Iterable[str]) -> dict[str, list[tuple[str, str, np.ndarray]]]:
+        """The recent episodes this handle logged that injected each of ``memory_ids``:
+        (episode id, question, query vector), read from memory only."""
+        wanted = set(memory_ids)
+        out: dict[str, list[tuple[str, str, np.ndarray]]] = {m: [] for m in wanted}
+        for episode_id, (injected, vector, _) in self._recent.items():
+            text = self._asked.get(episode_id)
+            if text is None:
+                continue
+            for memory_id in wanted.intersection(injected):
+                out[memory_id].append((episode_id, text, vector))
+        return out
 
     def logged(
         self, table: str, column: str, values: Sequence[str], columns: list[str]

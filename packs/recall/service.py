@@ -146,7 +146,8 @@ class RecallService:
     def _why(self, vector: np.ndarray) -> Callable[[list[str]], Evidence]:
         """The past questions behind memories' ``U(m|q)`` (packs/recall/evidence.py)."""
         context = self._learning.context
-        return lambda ids: past_questions(self._episodes.logged, ids, vector, context)
+        log = self._episodes
+        return lambda ids: past_questions(log.logged, log.asked, ids, vector, context)
 
     # --- the cache and this handle's flush (packs/journal/flush.py, CacheRefresh) -------
 

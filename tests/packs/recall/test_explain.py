@@ -118,8 +118,9 @@ def _pack(root, **settings):
     return pack
 
 
-def test_the_evidence_names_the_past_question_its_reward_and_weight(tmp_path):
-    with _pack(tmp_path) as pack:
+@pytest.mark.parametrize("mode", ["contextual", "global"])
+def test_the_evidence_names_the_past_question_its_reward_and_weight(tmp_path, mode):
+    with _pack(tmp_path, utility_mode=mode) as pack:
         for i in range(6):
             pack.remember(f"how to rotate key {i}", f"run rotate --key {i}")
         past = pack.recall("how to rotate key 3")
