@@ -44,6 +44,7 @@ brackets; ``tests/packs/test_errors.py`` keeps it true)::
       SourceNotAllowed (PermissionError)
       TooManyRuns (RuntimeError)
       MissingExtra (ImportError)
+      CsrfRefused (PermissionError)
 """
 
 from __future__ import annotations
@@ -218,3 +219,8 @@ def is_transient(exc: BaseException) -> bool:
 
 class MissingExtra(WolfieError, ImportError):
     """A command needs an optional part of the install (``packs/extras.py``)."""
+
+
+class CsrfRefused(WolfieError, PermissionError):
+    """A form post to the explorer without the server's CSRF token, or from another
+    origin (wolfie/ui/security.py)."""

@@ -70,14 +70,16 @@ class RewardEventOptions(RewardOptions, total=False):
 class RecallFilters(TypedDict, total=False):
     """``Pack.recall``/``search``'s filters: ``where`` (column equalities), ``metadata``
     (metadata equalities), ``kind`` (e.g. "knowledge") and ``scope`` (a user or session:
-    its rows and the shared ones), and ``explore`` (False: this recall never swaps a
-    slate member to learn which one answers; ``search`` never does)."""
+    its rows and the shared ones); ``explore`` (False: this recall never swaps a slate
+    member to learn which one answers; ``search`` never does); ``explain`` gives each
+    item why it ranked there (``RecalledItem.explain``, packs/recall/explain.py)."""
 
     where: Mapping[str, Any] | None
     metadata: Mapping[str, Any] | None
     kind: str | None
     scope: str | None
     explore: bool
+    explain: bool
 
 
 class ForgetOptions(TypedDict, total=False):

@@ -15,12 +15,18 @@ from typing import Any
 
 import polars as pl
 
+OMIT_NONE = "omit_none"  # a field's metadata: left out of the JSON while it is None
+
 
 def json_safe(value: Any) -> Any:
     """A record's value as JSON: nested records and containers, datetimes as ISO 8601,
-    non-finite floats as None."""
+    non-finite floats as None; a field marked :data:`OMIT_NONE` is left out while None."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: json_safe(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: json_safe(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get(OMIT_NONE) and getattr(value, f.name) is None)
+        }
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -119,6 +125,9 @@ class RecalledItem(Record):
     # why it is in the slate beyond its score: "reserved" (the unrewarded ranking's top-1
     # keeps a slot, docs/contextual.md) or "explored" (an exploration swap); None otherwise
     placed_by: str | None = None
+    # Why it ranked here, with ``explain=True`` (packs/recall/explain.py); left out of
+    # the JSON otherwise, so an unexplained result reads as before.
+    explain: dict[str, Any] | None = field(default=None, metadata={OMIT_NONE: True})
 
     @property
     def utility(self) -> float:

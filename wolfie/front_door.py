@@ -23,7 +23,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownEpisode, UnknownMemory
+from packs.held import admit as admit_held
 from packs.held import held as held_memories
+from packs.memory_table import MemoryPage, memory_page
 from packs.pack import Pack
 from packs.records import ForgetReport, Recall, RememberResult, RevisionResult
 from packs.store.catalog import list_packs
@@ -133,16 +135,17 @@ def recall(
     where: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     scope: str | None = None,
+    explain: bool = False,
 ) -> Recall:
     """Rank the Pack's items for ``query`` (in ``scope``, filtered by ``where`` columns
     and ``metadata``, or by one flat ``filters`` object that holds both). ``log=True``
     records an episode to reward later (needs a writable Pack); ``log=False`` is a
-    read-only search."""
+    read-only search. ``explain`` gives each item why it ranked there."""
     if filters is not None:  # one flat object: its columns and its metadata keys
         columns, meta = split_filters(filters)
         where, metadata = {**columns, **(where or {})}, {**meta, **(metadata or {})}
     rank = pack.recall if log else pack.search
-    return rank(query, k, where=where, metadata=metadata, scope=scope)
+    return rank(query, k, where=where, metadata=metadata, scope=scope, explain=explain)
 
 
 def episode_memories(pack: Pack, episode_id: str) -> list[str]:
@@ -338,3 +341,38 @@ def _require_scope(pack: Pack, memory_id: str, scope: str | None, *, exact: bool
             "can't revise it."
         )
     raise UnknownMemory(f"Pack {pack.name!r} has no memory {memory_id!r} in this scope.")
+
+
+def memories(
+    pack: Pack, *, scope: str | None = None, any_scope: bool = False, **page: Any
+) -> MemoryPage:
+    """A page of the memories ``scope`` sees (``any_scope``: every one, the operator's),
+    filtered by ``kind``, ``status`` and ``text``, sorted by ``sort`` (packs/memory_table.py)."""
+    return memory_page(pack, scope=scope, every=any_scope and scope is None, **page)
+
+
+def admit(
+    pack: Pack, memory_id: str, *, scope: str | None = None, any_scope: bool = False
+) -> list[str]:
+    """Confirm a held memory of ``scope`` by hand: it joins recall now."""
+    if not any_scope:
+        _require_scope(pack, memory_id, scope, exact=True)
+    return admit_held(pack, [memory_id])
+
+
+def rewards(
+    pack: Pack, memory_id: str, *, scope: str | None = None, any_scope: bool = False
+) -> list[dict[str, Any]]:
+    """The reward events that moved a memory ``scope`` can recall, newest first, with the
+    question of the episode each came from."""
+    if not any_scope:
+        _require_scope(pack, memory_id, scope, exact=False)
+    columns = ["episode_id", "source", "signal", "value", "weight", "q_before", "q_after"]
+    events = pack.query("rewards", {"memory_id": memory_id}, [*columns, "created_at"])
+    rows = events.sort("created_at", descending=True).to_dicts()
+    episode_ids = sorted({row["episode_id"] for row in rows})
+    asked = {}
+    if episode_ids:
+        found = pack.query("episodes", {"id": episode_ids}, ["id", "query_text"])
+        asked = {row["id"]: row["query_text"] for row in found.to_dicts()}
+    return [{**row, "question": asked.get(row["episode_id"])} for row in rows]

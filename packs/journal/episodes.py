@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ from packs.errors import InvalidInput, UnknownEpisode
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.store import schemas
-from packs.store.filters import sql_literal
+from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
 from packs.store.scopes import episode_scope
 
@@ -36,6 +36,7 @@ class EpisodeLog:
         # rewards (and their scope check) and contextual utility
         self._recent: OrderedDict[str, tuple[list[str], np.ndarray, str | None]] = OrderedDict()
         self._ranked_utility: dict[str, dict[str, float]] = {}  # of the recent episodes
+        self._asked: dict[str, str] = {}  # the question of the recent episodes logged here
 
     def log(
         self,
@@ -73,6 +74,7 @@ class EpisodeLog:
         self._learning.use(injected, now)
         self._remember(episode_id, injected, vector, episode_scope(clause))
         self._ranked_utility[episode_id] = _ranked(log_rows)
+        self._asked[episode_id] = text
         return episode_id
 
     def _remember(
@@ -82,12 +84,14 @@ class EpisodeLog:
         while len(self._recent) > EPISODE_CACHE:
             evicted, _ = self._recent.popitem(last=False)
             self._ranked_utility.pop(evicted, None)
+            self._asked.pop(evicted, None)
 
     def forget(self, episode_ids: Iterable[str]) -> None:
         """Drop forgotten episodes from the cache (a reward for one is then unknown)."""
         for episode_id in episode_ids:
             self._recent.pop(episode_id, None)
             self._ranked_utility.pop(episode_id, None)
+            self._asked.pop(episode_id, None)
 
     def ranked_utility(self, episode_id: str) -> dict[str, float]:
         """The utility ``U(m | q)`` each injected memory was ranked by in the episode
@@ -150,6 +154,39 @@ class EpisodeLog:
                 "the episode_id that recall() returned."
             )
         return hits[0]
+
+    def asked(self, memory_ids: Iterable[str]) -> dict[str, list[tuple[str, str, np.ndarray]]]:
+        """The recent episodes this handle logged that injected each of ``memory_ids``:
+        (episode id, question, query vector), read from memory only."""
+        wanted = set(memory_ids)
+        out: dict[str, list[tuple[str, str, np.ndarray]]] = {m: [] for m in wanted}
+        for episode_id, (injected, vector, _) in self._recent.items():
+            text = self._asked.get(episode_id)
+            if text is None:
+                continue
+            for memory_id in wanted.intersection(injected):
+                out[memory_id].append((episode_id, text, vector))
+        return out
+
+    def logged(
+        self, table: str, column: str, values: Sequence[str], columns: list[str]
+    ) -> list[dict[str, Any]]:
+        """``columns`` of the rows of ``table`` whose ``column`` is in ``values``: stored,
+        and still in this handle's buffer (an explanation's evidence, packs/recall/evidence.py)."""
+        wanted = set(values)
+        if not wanted:
+            return []
+        key = "event_id" if table == schemas.REWARD_EVENTS else "id"
+        found = {
+            row[key]: {c: row.get(c) for c in columns}
+            for row in self._buffer.pending_rows(table)
+            if row.get(column) in wanted
+        }
+        if self._store.has_table(table):
+            stored = self._store.scan(table, [key, *columns], in_clause(column, sorted(wanted)))
+            for row in stored.to_pylist():
+                found.setdefault(row[key], {c: row.get(c) for c in columns})
+        return list(found.values())
 
     def record_outcome(
         self, episode_id: str, response: str, vector: np.ndarray, success: bool | None

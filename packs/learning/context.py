@@ -306,6 +306,14 @@ class ContextIndex:
         self._unlinked.clear()
         return self._links.nearest(query, rule.link_margin, rule.links)
 
+    def evidence(
+        self, memory_id: str
+    ) -> tuple[NDArray[np.float16], NDArray[np.float64], NDArray[np.float64]] | None:
+        """The rewarded queries :meth:`assess` weighs for ``memory_id``: their vectors,
+        rewards and own weights (an explanation's evidence, packs/recall/evidence.py)."""
+        item = self._items.get(memory_id)
+        return None if item is None else (item.queries, item.rewards, item.weights)
+
     def utility(self, memory_id: str, query: NDArray[np.floating], global_q: float) -> float:
         """``U(m | q)`` (the module docstring)."""
         return self.assess(memory_id, query, global_q)[0]

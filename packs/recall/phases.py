@@ -21,7 +21,7 @@ from packs.recall.indexed import CANDIDATE_COLUMNS, indexed_lexical, indexed_row
 from packs.recall.lexical import mentions, names, row_text
 from packs.recall.ranking import SlateGuard, similarity_from_distance
 from packs.recall.scope_cache import ScopeCaches
-from packs.recall.scoring import LearnedLookup, score_pool
+from packs.recall.scoring import LearnedLookup, Scored, score_pool
 from packs.recall.spread import neighbour_ids
 from packs.recall.vector_cache import VectorCache
 from packs.records import RecalledItem
@@ -36,6 +36,7 @@ class Ranked:
     items: list[RecalledItem]
     log_rows: list[dict[str, Any]]  # one per candidate, for ``retrieval_log``
     explored: bool = False  # an exploration swap placed one item
+    scored: Scored | None = None  # Phase B's numbers, for an explanation (explain.py)
 
     @property
     def injected(self) -> list[str]:
@@ -271,10 +272,8 @@ def phase_b(
         }
         for i in range(n)
     ]
-    return Ranked(items, log_rows, guard is not None and guard.explored is not None)
+    return Ranked(items, log_rows, guard is not None and guard.explored is not None, scored)
 
 
 def _placed(guard: SlateGuard | None, i: int) -> str | None:
-    if guard is None:
-        return None
-    return "explored" if i == guard.explored else "reserved" if i == guard.reserved else None
+    return None if guard is None else guard.placed_by(i)

@@ -174,6 +174,12 @@ class SlateGuard:
     reserved: int | None = None  # the unrewarded top-1 that kept its slot
     explored: int | None = None  # the candidate swapped in by exploration
     propensity: float | None = None  # the chance that swap had
+    capped: int | None = None  # the unlinked candidate that took a linked winner's place
+
+    def placed_by(self, i: int) -> str | None:
+        """Why candidate ``i`` is in the slate beyond its score, if it is."""
+        reasons = {self.explored: "explored", self.reserved: "reserved", self.capped: "link_cap"}
+        return reasons.get(i)
 
 
 def guard_slate(
@@ -202,7 +208,7 @@ def guard_slate(
     """
     kept = [int(i) for i in order]
     n = len(score)
-    reserved = explored = None
+    reserved = explored = capped = None
     propensity = None
     if base_top is not None and kept and base_top not in kept and not against[base_top]:
         kept[-1] = base_top
@@ -210,7 +216,7 @@ def guard_slate(
     if k2 > 1 and len(kept) == k2 and all(linked[i] for i in kept) and base_top not in kept:
         rest = [i for i in _by_score(score) if i not in kept and not linked[i]]
         if rest:
-            kept[-1] = rest[0]
+            kept[-1] = capped = rest[0]
     if explore is not None and k2 > 1 and len(kept) == k2 and n > k2:
         draw, share, pick = explore
         eligible = [p for p in range(1, len(kept)) if kept[p] != reserved]
@@ -219,7 +225,8 @@ def guard_slate(
             position = eligible[min(int(pick * len(eligible)), len(eligible) - 1)]
             kept[position] = explored = outside[0]
             propensity = share / len(eligible)
-    return SlateGuard(np.array(kept, dtype=np.int64), reserved, explored, propensity)
+    order = np.array(kept, dtype=np.int64)
+    return SlateGuard(order, reserved, explored, propensity, capped if capped in kept else None)
 
 
 def _by_score(score: NDArray[np.floating]) -> list[int]:

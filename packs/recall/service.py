@@ -4,7 +4,7 @@ prompt block (docs/recall.md)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +18,8 @@ from packs.journal.forgotten import ForgetWatch
 from packs.learning.state import LearningState
 from packs.recall.cache_sync import CatchUp
 from packs.recall.candidates import RecallQuery
+from packs.recall.evidence import past_questions
+from packs.recall.explain import Evidence, explained
 from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scope_cache import ScopeCaches
@@ -73,9 +75,11 @@ class RecallService:
         kind: str | None = None,
         scope: str | None = None,
         explore: bool = True,
+        explain: bool = False,
     ) -> Recall:
         """Phase A then Phase B; with ``log_episode`` the episode is buffered. ``explore``
-        False opts a recall out of exploration (a search never explores)."""
+        False opts a recall out of exploration (a search never explores); with
+        ``explain`` each item says why it ranked there (packs/recall/explain.py)."""
         if log_episode and self._store.read_only:
             raise ReadOnlyPack(
                 f"Pack {self._store.location.name!r} is open read-only and recall logs an "
@@ -86,6 +90,8 @@ class RecallService:
         r = s.ranking
         k2 = check_k(k) or r.k2
         k1 = max(r.k1, k2)
+        if not isinstance(explain, bool):
+            raise InvalidInput(f"explain must be true or false, not {explain!r}.")
         if kind not in _KINDS:
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
@@ -121,6 +127,9 @@ class RecallService:
             cold = self._learning.context.slates.questions < r.explore_cold_questions
             share = r.explore_share if rng is not None and cold and explore else 0.0
             ranked = phase_b(candidates, learned, r, k2, rng, share)
+            if explain:
+                why = self._why(vector)
+                ranked = explained(ranked, candidates, learned, r, rng is not None, why)
             episode_id = None
             if log_episode:
                 episode_id = self._episodes.log(
@@ -138,6 +147,12 @@ class RecallService:
         items = tuple(ranked.items)
         prompt = render_prompt(items)
         return Recall(episode_id, text, items, len(candidates), prompt, ranked.explored)
+
+    def _why(self, vector: np.ndarray) -> Callable[[list[str]], Evidence]:
+        """The past questions behind memories' ``U(m|q)`` (packs/recall/evidence.py)."""
+        context = self._learning.context
+        log = self._episodes
+        return lambda ids: past_questions(log.logged, log.asked, ids, vector, context)
 
     # --- the cache and this handle's flush (packs/journal/flush.py, CacheRefresh) -------
 

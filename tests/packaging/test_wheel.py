@@ -157,6 +157,10 @@ def test_the_rest_api_serves_from_the_wheel(wheel_venv: WheelVenv):
         again = api.post("/v1/packs/desk/recall", json={"query": "rotate the key"}).json()
         assert again["items"][0]["track_record"] > first["items"][0]["track_record"] == 0
         assert rated["applied"] == 1
+        # the explorer's templates and assets come with the wheel (docs/explorer.md)
+        assert "Rotate the API key?" in api.get("/ui/p/desk/memories").text
+        assert api.get("/ui/static/explorer.css").status_code == 200
+        assert httpx.get(f"{url}/ui/").status_code == 401
         history = api.get(f"/v1/packs/desk/memories/{made['id']}/history").json()
         assert history["versions"][0]["event"] == "remember"
         assert api.delete(f"/v1/packs/desk/memories/{made['id']}").status_code == 200

@@ -3,7 +3,8 @@
 - **Routes**: ``/v1/packs/{pack}/...`` (:mod:`wolfie.api.routes`), ``GET /healthz``, the
   OpenAPI schema at ``/openapi.json`` and its page at ``/docs``. A read-only server has
   no write routes at all (they are absent from the schema too).
-- **Auth**: with a token, every ``/v1/`` request needs ``Authorization: Bearer <token>``
+- **Explorer**: the Pack explorer's pages at ``/ui`` (:mod:`wolfie.ui`, docs/explorer.md).
+- **Auth**: with a token, every ``/v1/`` and ``/ui`` request needs ``Authorization: Bearer <token>``
   (compared in constant time) or gets 401 before anything reads its body. ``/healthz``,
   ``/openapi.json`` and ``/docs`` are open: they hold no Pack data. Without a token the
   server binds loopback only (the command refuses another address) and answers only
@@ -27,6 +28,8 @@ from wolfie.api.errors import error_response
 from wolfie.api.models import ErrorBody, Health
 from wolfie.api.routes import Served
 from wolfie.front_door import ScopeGuard
+from wolfie.ui import pages
+from wolfie.ui.security import Csrf
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -82,7 +85,7 @@ class Guard:
                     f"Host {host!r} is not a loopback name; without "
                     f"{TOKEN_ENV} this server answers only 127.0.0.1 and localhost.",
                 )
-        elif scope["path"].startswith("/v1/") and not hmac.compare_digest(
+        elif _guarded(scope["path"]) and not hmac.compare_digest(
             bytes(headers.get(b"authorization", b"")), self.expected
         ):
             return error_response(
@@ -109,6 +112,11 @@ class Guard:
             return message
 
         return bounded
+
+
+def _guarded(path: str) -> bool:
+    """The paths that need the token: the API's and the explorer's."""
+    return path.startswith("/v1/") or path == "/ui" or path.startswith("/ui/")
 
 
 class BodyTooLarge(Exception):
@@ -158,4 +166,5 @@ def fastapi_app(served: Served, token: str | None) -> FastAPI:
     # The dependency only documents the scheme in the schema; Guard enforces it first.
     documented = [Security(bearer)] if token else []
     app.include_router(routes.router(served.writable), dependencies=documented)
+    app.include_router(pages.router(served, Csrf()))  # the explorer (docs/explorer.md)
     return app

@@ -66,6 +66,7 @@ class RankBody(Body):
     k: int | None = param("k", None)
     filters: dict[str, Scalar | list[Scalar]] | None = param("filters", None)
     scope: str | None = param("scope", None)
+    explain: bool | None = param("explain", None)
 
 
 class FeedbackBody(Body):

@@ -93,14 +93,19 @@ def router(writable: bool) -> APIRouter:
     return api
 
 
+def ranked(pack: Pack, body: models.RankBody, guard: ScopeGuard, *, log: bool) -> Recall:
+    """A recall (``log``) or a search for ``body``, through the front door."""
+    scope = guard(body.scope)
+    explain = body.explain is True
+    return front_door.recall(
+        pack, body.query, body.k, filters=body.filters, scope=scope, log=log, explain=explain
+    )
+
+
 def _reads(api: APIRouter) -> None:
     @api.post("/search", response_model=Recall, summary="Rank without logging an episode")
     def search(body: models.RankBody, pack: PackOf, guard: Guard) -> JSONResponse:
-        return answer(
-            front_door.recall(
-                pack, body.query, body.k, filters=body.filters, scope=guard(body.scope), log=False
-            )
-        )
+        return answer(ranked(pack, body, guard, log=False))
 
     @api.get("/memories/{memory_id}", response_model=StoredMemory, summary="One memory")
     def get(
@@ -154,10 +159,7 @@ def _writes(api: APIRouter) -> None:
 
     @api.post("/recall", response_model=Recall, summary="Rank and log an episode to reward")
     def recall(body: models.RankBody, pack: PackOf, guard: Guard) -> JSONResponse:
-        found = front_door.recall(
-            pack, body.query, body.k, filters=body.filters, scope=guard(body.scope), log=True
-        )
-        return stored(pack, found, wait=False)
+        return stored(pack, ranked(pack, body, guard, log=True), wait=False)
 
     reward = "/episodes/{episode_id}"
 

@@ -23,7 +23,7 @@ from wolfie.commands.options import (
     ScopeArg,
     read_texts,
 )
-from wolfie.commands.render import ranking_table, text_panel
+from wolfie.commands.render import explain_text, ranking_table, text_panel
 
 if TYPE_CHECKING:  # the engine loads only inside a command (wolfie --help stays fast)
     from packs.records import Recall
@@ -37,6 +37,14 @@ WhereArg = Annotated[
         "--filter",
         help="Keep only items matching a JSON object of columns or metadata keys, e.g. "
         '\'{"kind": "knowledge", "symbol": ["NVDA", "AMD"]}\'.',
+    ),
+]
+ExplainArg = Annotated[
+    bool,
+    typer.Option(
+        "--explain",
+        help="Say why each item ranked there: Phase A's similarity, BM25 and relevance "
+        "with their ranks, the blend's terms, the past questions behind its utility.",
     ),
 ]
 
@@ -61,11 +69,12 @@ def recall(
         bool,
         typer.Option(help="Log an episode and print its id, to reward with `wolfie feedback`."),
     ] = False,
+    explain: ExplainArg = False,
     as_json: JsonArg = False,
 ) -> None:
     """Rank a Pack's items for QUERY and print the prompt block. Nothing is logged unless
     --log is given."""
-    _rank(query, pack, root, k, scope, filters, log=log, as_json=as_json)
+    _rank(query, pack, root, k, scope, filters, log=log, explain=explain, as_json=as_json)
 
 
 def search(
@@ -75,11 +84,12 @@ def search(
     k: KArg = None,
     scope: ScopeArg = None,
     filters: WhereArg = None,
+    explain: ExplainArg = False,
     as_json: JsonArg = False,
 ) -> None:
     """Rank a Pack's items for QUERY by what they have learned, without logging or
     exploring: the same order every call (works on a read-only Pack)."""
-    _rank(query, pack, root, k, scope, filters, log=False, as_json=as_json)
+    _rank(query, pack, root, k, scope, filters, log=False, explain=explain, as_json=as_json)
 
 
 def _rank(
@@ -91,6 +101,7 @@ def _rank(
     filters: str | None,
     *,
     log: bool,
+    explain: bool,
     as_json: bool,
 ) -> None:
     from packs.pack import Pack
@@ -99,7 +110,9 @@ def _rank(
     text = read_texts(query=query)["query"] or ""
     flat = front_door.parse_metadata(filters, "--filter")
     with Pack.open(pack, root, read_only=not log, create=False) as handle:
-        result = front_door.recall(handle, text, k, filters=flat, scope=scope, log=log)
+        result = front_door.recall(
+            handle, text, k, filters=flat, scope=scope, log=log, explain=explain
+        )
     _show(result, as_json)
 
 
@@ -108,6 +121,9 @@ def _show(result: Recall, as_json: bool) -> None:
         sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
         return
     console.print(ranking_table(result.query, result.items))
+    for place, item in enumerate(result.items, 1):
+        if item.explain is not None:
+            console.print(explain_text(place, item.id, item.explain))
     console.print(text_panel(result.prompt, "Prompt block"))
     if result.episode_id:
         console.print(Text(f"Episode {result.episode_id} (reward it with `wolfie feedback`)."))

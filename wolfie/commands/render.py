@@ -7,7 +7,7 @@ Rich ``Text``, so brackets in it are printed, never parsed as markup.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.panel import Panel
 from rich.table import Table
@@ -57,3 +57,30 @@ def ranking_table(
 
 def text_panel(body: str, title: str) -> Panel:
     return Panel(Text(body), title=Text(title))
+
+
+def explain_text(place: int, memory_id: str, explain: dict[str, Any]) -> Text:
+    """One item's ``explain`` in a few lines: Phase A, the blend's terms, the evidence."""
+    a, b, u = explain["phase_a"], explain["phase_b"], explain["utility"]
+    lexical = "-" if a["lexical_rank"] is None else f"{a['lexical']:.2f} (#{a['lexical_rank']})"
+    terms = " + ".join(f"{name} {value:+.3f}" for name, value in b["terms"].items() if value)
+    lines = [
+        f"#{place} {memory_id}",
+        f"  Phase A: similarity {a['similarity']:.3f} (#{a['similarity_rank']} of "
+        f"{a['pool']}), BM25 {lexical}, relevance {a['relevance']:.3f} "
+        f"(#{a['relevance_rank']})",
+        f"  Phase B: {terms or '0'} = score {b['score']:.3f}",
+        f"  U(m|q) {u['ranked']:.3f} (evidence share {u['evidence_share']:.2f}), "
+        f"track record {u['track_record']:.3f} over {u['reward_count']} rewards",
+    ]
+    for past in u["evidence"]:
+        lines.append(
+            f"    from {clip(past['question'], 60)!r}: similarity {past['similarity']:.2f}, "
+            f"reward {past['reward']:+.2f}, weight {past['weight']:.3f}"
+        )
+    link = explain["placement"]["link"]
+    if link is not None:
+        lines.append(
+            f"  linked by {clip(str(link['question']), 60)!r} ({link['key_similarity']:.2f})"
+        )
+    return Text("\n".join(lines))

@@ -50,6 +50,11 @@ PARAMS: dict[str, Param] = {
         "How many items to return, 1 to 100 (default: the Pack's k2).", {"ge": 1, "le": 100}
     ),
     "filters": Param(FILTERS, {"max_length": MAX_FILTER_TERMS}),
+    "explain": Param(
+        "true: each item also carries `explain`, why it ranked there (Phase A's similarity, "
+        "BM25 and relevance with their ranks, the blend's terms that sum to its score, the "
+        "past questions behind its utility, a link that placed it)."
+    ),
     "scope": Param(
         "A user or session id: the call sees that scope's rows and the shared ones, and "
         "writes into that scope. Pass the same scope on every call for one user.",

@@ -201,8 +201,11 @@ def _tools(
         k: int | None = None,
         filters: dict[str, Json] | None = None,
         scope: str | None = None,
+        explain: bool = False,
     ) -> Recall:
-        return front_door.recall(pack, query, k, filters=filters, scope=guard(scope), log=False)
+        return front_door.recall(
+            pack, query, k, filters=filters, scope=guard(scope), log=False, explain=explain
+        )
 
     def maturity() -> Maturity:
         return pack.maturity()
@@ -215,8 +218,11 @@ def _tools(
         k: int | None = None,
         filters: dict[str, Json] | None = None,
         scope: str | None = None,
+        explain: bool = False,
     ) -> Recall:
-        return front_door.recall(pack, query, k, filters=filters, scope=guard(scope), log=True)
+        return front_door.recall(
+            pack, query, k, filters=filters, scope=guard(scope), log=True, explain=explain
+        )
 
     def held(scope: str | None = None) -> HeldList:
         return front_door.held(pack, scope=guard(scope))

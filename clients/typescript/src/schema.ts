@@ -530,6 +530,11 @@ export interface components {
              * @description A user or session id: the call sees that scope's rows and the shared ones, and writes into that scope. Pass the same scope on every call for one user.
              */
             scope?: string | null;
+            /**
+             * Explain
+             * @description true: each item also carries `explain`, why it ranked there (Phase A's similarity, BM25 and relevance with their ranks, the blend's terms that sum to its score, the past questions behind its utility, a link that placed it).
+             */
+            explain?: boolean | null;
         };
         /**
          * Recall
@@ -604,6 +609,10 @@ export interface components {
             start_s?: number | null;
             /** End S */
             end_s?: number | null;
+            /** Explain */
+            explain?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** RememberBody */
         RememberBody: {

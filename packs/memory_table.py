@@ -1,0 +1,164 @@
+"""A page of a Pack's memories for a caller holding an open Pack (the explorer's table,
+wolfie/ui/): filtered by scope, kind, status and text, sorted by utility, uses or age.
+
+Never loads every row: one read of the filtered rows' id and sort column, sorted in
+Arrow, then one read of the page's rows (benchmarks/explorer_bench.py measures it at
+100k memories).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from packs.errors import InvalidInput
+from packs.pack import Pack, storage_of
+from packs.records import Record
+from packs.store import schemas
+from packs.store.filters import in_clause, sql_literal
+from packs.store.lifecycle import (
+    EXPIRES,
+    HELD,
+    NOT_HELD,
+    NOT_SUPERSEDED,
+    SUPERSEDED,
+    expired_clause,
+    has_admission,
+    has_lifecycle,
+    unexpired_clause,
+)
+from packs.store.scopes import check_scope, visible_clause
+
+# sort name -> (column, descending); "age": the newest first
+SORTS = {"utility": ("utility", True), "uses": ("usage_count", True), "age": ("created_at", True)}
+STATUSES = ("current", "held", "superseded", "expired")
+KINDS = (schemas.KIND_MEMORY, schemas.KIND_KNOWLEDGE)
+MAX_PAGE = 200  # rows a page may ask for (hand-set: a screen's worth, several times over)
+MAX_SEARCH_CHARS = 200  # a text search's length (hand-set)
+_COLUMNS = ["id", "kind", "intent_text", "utility", "usage_count", "reward_count", "tags"]
+_LIFECYCLE = ["created_at", EXPIRES, SUPERSEDED]
+
+
+@dataclass(frozen=True)
+class MemoryRow(Record):
+    id: str
+    kind: str
+    text: str
+    utility: float
+    uses: int
+    rewards: int
+    created_at: datetime
+    status: str
+
+
+@dataclass(frozen=True)
+class MemoryPage(Record):
+    rows: tuple[MemoryRow, ...]
+    total: int  # rows matching the filters
+    page: int  # from 1
+    size: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.size))
+
+
+def memory_page(
+    pack: Pack,
+    *,
+    scope: str | None = None,
+    every: bool = False,
+    kind: str | None = None,
+    status: str | None = None,
+    text: str | None = None,
+    sort: str = "age",
+    page: int = 1,
+    size: int = 50,
+) -> MemoryPage:
+    """Page ``page`` of the memories ``scope`` can see (its own and the shared ones;
+    ``every``: all), filtered and sorted."""
+    if sort not in SORTS:
+        raise InvalidInput(f"sort must be one of {sorted(SORTS)}, not {sort!r}.")
+    if kind not in (None, *KINDS):
+        raise InvalidInput(f"kind must be one of {KINDS} or none, not {kind!r}.")
+    if status not in (None, *STATUSES):
+        raise InvalidInput(f"status must be one of {STATUSES} or none, not {status!r}.")
+    for name, value, top in (("page", page, 10**7), ("size", size, MAX_PAGE)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise InvalidInput(f"{name} must be an int from 1 to {top}, not {value!r}.")
+    if text is not None and (not isinstance(text, str) or len(text) > MAX_SEARCH_CHARS):
+        raise InvalidInput(f"A text search is a string of at most {MAX_SEARCH_CHARS} characters.")
+    store = storage_of(pack)
+    if not pack.read_only:
+        pack.flush()
+    store.latest_version(schemas.MEMORIES)  # other handles' commits
+    now = datetime.now(UTC)
+    clauses = [] if every else [visible_clause(check_scope(scope))]
+    if kind:
+        clauses.append(f"kind = {sql_literal(kind)}")
+    if text and text.strip():
+        clauses.append(f"strpos(lower(intent_text), {sql_literal(text.strip().lower())}) > 0")
+    if status:
+        clauses.append(_status_clause(store, status, now))
+    where = " AND ".join(f"({c})" for c in clauses) or None
+    column, descending = SORTS[sort]
+    keys = store.scan(schemas.MEMORIES, ["id", column], where)
+    # a stable sort (ties keep the scan's order): no string tiebreak, which cost ~250 ms
+    # of a 100k page (benchmarks/explorer_bench.py)
+    order = pc.sort_indices(keys, sort_keys=[(column, "descending" if descending else "ascending")])
+    start = (page - 1) * size
+    ids = keys["id"].take(order[start : start + size]).to_pylist()
+    rows = _rows(store, ids, now) if ids else []
+    return MemoryPage(tuple(rows), keys.num_rows, page, size)
+
+
+def _status_clause(store: Any, status: str, now: datetime) -> str:
+    lifecycle, admission = has_lifecycle(store), has_admission(store)
+    if status == "held":
+        return f"{HELD} IS NOT NULL" if admission else "FALSE"
+    if status == "superseded":
+        return f"{SUPERSEDED} IS NOT NULL" if lifecycle else "FALSE"
+    if status == "expired":
+        return expired_clause(now) if lifecycle else "FALSE"
+    parts = [NOT_SUPERSEDED, unexpired_clause(now)] if lifecycle else []
+    return " AND ".join([*parts, *([NOT_HELD] if admission else [])]) or "TRUE"
+
+
+def _rows(store: Any, ids: list[str], now: datetime) -> list[MemoryRow]:
+    wanted = [*_COLUMNS, "created_at"]
+    if has_lifecycle(store):
+        wanted += _LIFECYCLE[1:]
+    if has_admission(store):
+        wanted.append(HELD)
+    table: pa.Table = store.scan(schemas.MEMORIES, wanted, in_clause("id", ids))
+    found = {row["id"]: row for row in table.to_pylist()}
+    return [_row(found[m], now) for m in ids if m in found]
+
+
+def _row(row: dict[str, Any], now: datetime) -> MemoryRow:
+    return MemoryRow(
+        id=row["id"],
+        kind=row["kind"],
+        text=row["intent_text"],
+        utility=float(row["utility"]),
+        uses=int(row["usage_count"]),
+        rewards=int(row["reward_count"]),
+        created_at=row["created_at"],
+        status=status_of(row, now),
+    )
+
+
+def status_of(row: dict[str, Any], now: datetime) -> str:
+    """current, held, superseded or expired (the first that holds, in that order)."""
+    if row.get(SUPERSEDED) is not None:
+        return "superseded"
+    if row.get(HELD) is not None:
+        return "held"
+    expires = row.get(EXPIRES)
+    if expires is not None and expires <= now:
+        return "expired"
+    return "current"
