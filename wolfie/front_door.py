@@ -305,7 +305,7 @@ def history(
     """A memory's versions, if a caller in ``scope`` can recall it."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=False)
-    return History(memory_id, tuple(pack.history(memory_id)))
+    return History(memory_id, tuple(pack.history(memory_id, scope)))
 
 
 def require_visible(pack: Pack, memory_id: str, scope: str | None) -> None:

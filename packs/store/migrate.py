@@ -14,6 +14,8 @@ missing, tables created only where missing, and the version is written last.
   for every existing row.
 - 4 -> 5: ``retrieval_log`` gains ``lexical`` (each candidate's BM25 score, null for
   episodes logged before) and the Pack gains the ``tuning`` table (``Pack.tune``).
+- 5 -> 6: ``lesson_log`` gains ``scope`` (:data:`schemas.LESSON_SCOPE_FIELDS`: the scope
+  of a scoped caller's lesson of a shared memory), null for every existing row.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ def upgrade(store: PackStore, dim: int, version: int) -> bool:
         schemas.MEMORIES, (*schemas.LIFECYCLE_FIELDS, *schemas.ADMISSION_FIELDS)
     )
     if store.has_table(schemas.LESSON_LOG):
-        added += store.add_columns(schemas.LESSON_LOG, schemas.LESSON_PROVENANCE_FIELDS)
+        added += store.add_columns(
+            schemas.LESSON_LOG, (*schemas.LESSON_PROVENANCE_FIELDS, *schemas.LESSON_SCOPE_FIELDS)
+        )
     added += store.add_columns(schemas.RETRIEVAL_LOG, schemas.RETRIEVAL_LOG_FIELDS_5)
     store.create(dim)  # the tables this schema added (existing ones are left alone)
     store.write_meta({"schema_version": schemas.SCHEMA_VERSION})

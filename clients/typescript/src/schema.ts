@@ -596,6 +596,8 @@ export interface components {
              * @default 0
              */
             lexical: number;
+            /** Lesson By */
+            lesson_by?: string | null;
             /** Source */
             source?: string | null;
             /** Title */
