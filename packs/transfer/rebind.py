@@ -48,17 +48,12 @@ ID_COLUMNS: dict[tuple[str, str], str] = {
     (schemas.LESSON_LOG, "memory_id"): "memory",
     (schemas.VALIDATIONS, "episode_id"): "episode",
 }
-# The columns whose naming of an existing row drops the row (a restore): the owner of
-# each dependent row. A memory's or episode's own row is kept as the Pack has it by the
-# insert-only merge.
-_OWNER = {
-    schemas.RETRIEVAL_LOG: ("item_id", "episode_id"),
-    schemas.REWARD_EVENTS: ("memory_id", "episode_id"),
-    schemas.MERGES: ("memory_id",),
-    schemas.MEMORY_HISTORY: ("memory_id",),
-    schemas.LESSON_LOG: ("memory_id",),
-    schemas.VALIDATIONS: ("episode_id",),
-}
+# A restore drops each dependent row (not a memory's or an episode's own: the insert-only
+# merge keeps the Pack's) whose columns here name an existing row.
+_OWNER: dict[str, tuple[str, ...]] = {}
+for _table, _column in ID_COLUMNS:
+    if _table not in (schemas.MEMORIES, schemas.EPISODES):
+        _OWNER[_table] = (*_OWNER.get(_table, ()), _column)
 
 
 @dataclass
