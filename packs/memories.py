@@ -27,7 +27,14 @@ from packs.store.scopes import (
     check_scope,
     scoped_metadata,
 )
-from packs.validation import check_episode_id, check_metadata, check_seconds, check_text
+from packs.validation import (
+    check_episode_id,
+    check_metadata,
+    check_position,
+    check_seconds,
+    check_text,
+    check_title,
+)
 
 KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
 # What a re-ingested chunk may change; learned columns are left alone.
@@ -216,13 +223,11 @@ class MemoryWriter:
             raise InvalidInput(f"Expected KnowledgeChunk or dict, got {type(chunk).__name__}.")
         text = check_text(chunk.text, "chunk text", self._settings.value.max_text_chars)
         source = check_text(chunk.source, "chunk source", 2_000)
-        if isinstance(chunk.position, bool) or not isinstance(chunk.position, int):
-            raise InvalidInput(f"chunk position must be an int, got {chunk.position!r}.")
         return KnowledgeChunk(
             text,
             source,
-            chunk.position,
-            chunk.title,
+            check_position(chunk.position),
+            check_title(chunk.title, self._settings.value.max_text_chars),
             check_seconds(chunk.start_s, "start_s"),
             check_seconds(chunk.end_s, "end_s"),
             scoped_metadata(check_metadata(chunk.metadata), None),  # a scope is checked too

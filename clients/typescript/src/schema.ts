@@ -233,7 +233,7 @@ export interface components {
             position: number;
             /**
              * Title
-             * @description A heading or title for it.
+             * @description A heading or title for it (at most the Pack's max_text_chars).
              */
             title?: string | null;
             /**
