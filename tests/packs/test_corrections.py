@@ -105,6 +105,21 @@ def test_a_repeat_still_merges(pack: Pack) -> None:
     assert pack.get(old.id)["superseded_at"] is None
 
 
+def test_a_shorter_repeat_keeps_what_was_learned(pack: Pack) -> None:
+    """Bug (issue 42): the same advice said shorter superseded its memory (response
+    cosine 0.79 < 0.88), and the new memory started from zero utility."""
+    old = pack.remember(
+        "I chased an entry after missing the breakout", "Wait for a pullback before entering"
+    )
+    pack.feedback(pack.recall("chased the breakout").episode_id or "", 1.0)
+    learned = pack.get(old.id)["utility"]
+    assert learned > 0
+    again = pack.remember("I chased the entry after I missed the breakout", "Wait for a pullback")
+    assert (again.status, again.id) == ("merged", old.id)
+    row = pack.get(old.id)
+    assert row["superseded_at"] is None and row["utility"] == learned
+
+
 def test_five_corrections_between_unrelated_notes_recall_only_the_newer_fact(
     pack: Pack,
 ) -> None:
