@@ -71,10 +71,12 @@ def remember(
     scope: str | None = None,
     confidence: float | None = None,
     episode_id: str | None = None,
+    supersedes: str | None = None,
 ) -> RememberResult:
     """Store what was asked and what was done; a near-duplicate intent (in the same
     ``scope``) is merged, or superseded by a correction; with the Pack's admission policy
-    on, ``confidence`` and ``episode_id`` may hold it on probation."""
+    on, ``confidence`` and ``episode_id`` may hold it on probation; ``supersedes`` states
+    a correction outright (the id it supersedes)."""
     meta = dict(metadata) if isinstance(metadata, Mapping) else metadata
     return pack.remember(
         intent,
@@ -86,6 +88,7 @@ def remember(
         scope=scope,
         confidence=confidence,
         episode_id=episode_id,
+        supersedes=supersedes,
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from packs import Pack
 from packs.corrections import Corrections
+from packs.errors import InvalidInput, UnknownMemory
 
 OLD = ("What is the staging database host?", "The staging database host is db-old.internal")
 NEW = ("What is the staging database host?", "The staging database host moved to db-new.internal")
@@ -189,3 +190,33 @@ def test_a_fact_that_changes_back_is_current_again(pack: Pack) -> None:
     assert pack.get(new.id)["superseded_by"] == old.id
     assert "db-old.internal" in pack.recall(OLD[0]).prompt
     assert "db-new.internal" not in pack.recall(OLD[0]).prompt
+
+
+def test_a_caller_states_a_correction_outright(pack: Pack) -> None:
+    """Issue 42: ``remember(..., supersedes=ID)`` says "this corrects that" where the
+    words alone would merge (or say nothing about which memory it corrects)."""
+    old = pack.remember(*OLD)
+    stated = pack.remember(
+        "What is the staging database host?",
+        "the staging database host is db-old.internal!",  # a repeat by its words
+        supersedes=old.id,
+    )
+    assert (stated.status, stated.superseded) == ("superseded", old.id)
+    assert "stated by the caller" in (stated.reason or "")
+    assert pack.get(old.id)["superseded_by"] == stated.id
+    shown = [item.id for item in pack.recall("Which host runs the staging database?").items]
+    assert stated.id in shown and old.id not in shown
+
+
+def test_a_stated_correction_reaches_only_its_own_scope(pack: Pack) -> None:
+    shared = pack.remember("Where is the VPN config?", "In the ops wiki")
+    before = pack.count()
+    with pytest.raises(InvalidInput, match="shared by every scope"):
+        pack.remember(
+            "Where is the VPN config?", "In the vault", scope="mallory", supersedes=shared.id
+        )
+    with pytest.raises(UnknownMemory):
+        pack.remember("Where is the VPN config?", "In the vault", supersedes="m_nope")
+    with pytest.raises(InvalidInput, match="supersedes must be a memory id"):
+        pack.remember("Where is the VPN config?", "In the vault", supersedes="")  # type: ignore[arg-type]
+    assert pack.count() == before and pack.get(shared.id)["superseded_at"] is None

@@ -41,6 +41,7 @@ class RememberBody(Body):
     polarity: Literal["success", "failure"] | None = param("polarity", None)
     metadata: dict[str, Scalar] | None = param("metadata", None)
     scope: str | None = param("scope", None)
+    supersedes: str | None = param("supersedes", None)
 
 
 class Chunk(Body):

@@ -137,6 +137,7 @@ def _writes(api: APIRouter) -> None:
                 metadata=body.metadata,
                 source="api",
                 scope=guard(body.scope),
+                supersedes=body.supersedes,
             ),
         )
 

@@ -222,6 +222,7 @@ def _tools(
         scope: str | None = None,
         confidence: float | None = None,
         episode_id: str | None = None,
+        supersedes: str | None = None,
     ) -> RememberResult:
         return front_door.remember(
             pack,
@@ -233,6 +234,7 @@ def _tools(
             scope=guard(scope),
             confidence=confidence,
             episode_id=episode_id,
+            supersedes=supersedes,
         )
 
     async def rewarded(

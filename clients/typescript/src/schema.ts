@@ -641,6 +641,11 @@ export interface components {
              * @description A user or session id: the call sees that scope's rows and the shared ones, and writes into that scope. Pass the same scope on every call for one user.
              */
             scope?: string | null;
+            /**
+             * Supersedes
+             * @description The id of a memory this one corrects, stated outright: it is stored as a new memory and supersedes that one (a memory of your scope).
+             */
+            supersedes?: string | null;
         };
         /**
          * RememberResult
