@@ -10,7 +10,7 @@ the episode landed waits for it, bounded at the flush interval plus the lag coun
 from the moment the episode was made. That moment is in the id itself
 (:func:`new_episode_id`: the first 48 bits are its milliseconds since the epoch), so an
 id that is not one of these, or older than the bound, is refused at once, never waited
-for.
+for, and one that claims a moment to come waits no longer than one made now.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def await_stored(store: PackStore, episode_id: str, flush_s: float) -> bool:
     """Wait, polling the latest version, until ``episode_id`` is stored or can no longer
     be on its way (made more than ``flush_s`` + :data:`VISIBILITY_LAG_S` ago); whether
     it is stored. Called without the handle's lock."""
-    born = minted_at(episode_id)
-    deadline = None if born is None else born + flush_s + VISIBILITY_LAG_S
+    born, now = minted_at(episode_id), time.time()
+    # a forged id minted in the future waits no longer than one minted now
+    deadline = None if born is None else min(born, now) + flush_s + VISIBILITY_LAG_S
     while True:
         if stored(store, episode_id):
             return True
