@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import json
 import os
-from json.decoder import scanstring  # type: ignore[attr-defined]
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import TextIOWrapper
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, cast
 
 import anyio
