@@ -10,8 +10,9 @@ to this handle at once, and with ``purge`` takes the bytes out of storage
 
 What goes with a forgotten memory: its row, its reward events, retrieval-log rows,
 merges and lesson log. What goes with a forgotten scope: its memories and chunks (with
-the above), and the episodes recalled in it (their query text), with their retrieval
-logs and validations. The reward events those episodes gave to memories that stay (the
+the above), the lessons it wrote of shared memories (packs/store/lesson_scopes.py), and
+the episodes recalled in it (their query text), with their retrieval logs and
+validations. The reward events those episodes gave to memories that stay (the
 shared ones) are kept, their idempotency keys (a caller's text) replaced by their ids:
 dropping them would change the utilities every other user ranks by.
 """
@@ -31,8 +32,9 @@ from packs.records import ForgetReport
 from packs.settings import ActiveSettings
 from packs.store import schemas, tombstones
 from packs.store.erasure import ID_CHUNK, delete_rows, strip_keys
-from packs.store.filters import MEMORY_FILTER_COLUMNS, in_clause, where_clause
+from packs.store.filters import MEMORY_FILTER_COLUMNS, in_clause, sql_literal, where_clause
 from packs.store.gateway import PackStore
+from packs.store.lesson_scopes import SCOPE_COLUMN, scoped_lessons_stored
 from packs.store.scopes import (
     SCOPE_KEY,
     check_scope,
@@ -93,6 +95,9 @@ class ForgetService:
             else:
                 ids = self._ids(_clause(where))
             removed = delete_rows(self._store, ids, episodes)
+            if scope is not None and scoped_lessons_stored(self._store):  # its lessons of
+                clause = f"{SCOPE_COLUMN} = {sql_literal(scope)}"  # shared memories
+                removed[schemas.LESSON_LOG] += self._store.delete(schemas.LESSON_LOG, clause)
             keys = strip_keys(self._store, episodes)  # their events on memories that stay
             if ids or episodes or digests:
                 tables = [name for name, count in removed.items() if count]

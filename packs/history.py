@@ -9,7 +9,8 @@ Nothing is written here. The history is read from three places:
 - the lifecycle columns: when it was superseded and by what ("superseded"), and the
   memories it superseded ("supersedes"; a correction, issue 30);
 - ``lesson_log``: each lesson written for it ("lesson"), by which writer and model, from
-  which prompt version and episode.
+  which prompt version and episode: the memory's own lessons, and with a ``scope`` that
+  scope's lessons of a shared memory (never another scope's: packs/store/lesson_scopes.py).
 
 The values a memory was created with are its current values with every revision undone,
 newest first, so a remember costs no history row (remember stays one commit).
@@ -27,6 +28,7 @@ from packs.records import FieldChange, MemoryVersion
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
+from packs.store.lesson_scopes import own_lessons_clause
 from packs.store.lifecycle import has_lifecycle
 
 # The revisable fields, by the name callers use, and the column each is stored in.
@@ -98,8 +100,8 @@ class MemoryHistory:
             raise UnknownMemory(f"Pack {self._store.location.name!r} has no memory {memory_id!r}.")
         return rows[0]
 
-    def __call__(self, memory_id: str) -> list[MemoryVersion]:
-        """Every version of ``memory_id``, oldest first."""
+    def __call__(self, memory_id: str, scope: str | None = None) -> list[MemoryVersion]:
+        """Every version of ``memory_id``, oldest first, as a caller in ``scope`` sees it."""
         lifecycle = has_lifecycle(self._store)
         row = self.read_row(memory_id, marks=lifecycle)
         clause = f"memory_id = {sql_literal(memory_id)}"
@@ -109,7 +111,7 @@ class MemoryHistory:
         if lifecycle:
             by_me = f"superseded_by = {sql_literal(memory_id)}"
             replaced = self._store.scan(schemas.MEMORIES, _MARK_COLUMNS, by_me).to_pylist()
-        written = f"{clause} AND status = 'written'"
+        written = f"{clause} AND status = 'written' AND {own_lessons_clause(self._store, scope)}"
         lessons = self._rows(schemas.LESSON_LOG, _LESSON_COLUMNS, written)
         return versions_of(row, revisions, merges, replaced, lessons)
 

@@ -3,6 +3,7 @@ and knowledge chunks (idempotent by source and position)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from packs.records import KnowledgeChunk, RememberResult
 from packs.remember_flow import Admit, RememberFlow
 from packs.settings import ActiveSettings
 from packs.store import schemas
-from packs.store.filters import in_clause
+from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
 from packs.store.lifecycle import expiry
 from packs.store.rows import knowledge_id, knowledge_row, memory_row
@@ -27,7 +28,14 @@ from packs.store.scopes import (
     check_scope,
     scoped_metadata,
 )
-from packs.validation import check_episode_id, check_metadata, check_seconds, check_text
+from packs.validation import (
+    check_episode_id,
+    check_metadata,
+    check_position,
+    check_seconds,
+    check_text,
+    check_title,
+)
 
 KNOWLEDGE_BATCH = 2048  # rows per commit when adding knowledge
 # What a re-ingested chunk may change; learned columns are left alone.
@@ -76,6 +84,7 @@ class MemoryWriter:
         expires_at: datetime | None = None,
         confidence: float | None = None,
         episode_id: str | None = None,
+        supersedes: str | None = None,
     ) -> RememberResult:
         """Store an interaction as a memory, or merge it into a near-duplicate.
 
@@ -88,7 +97,9 @@ class MemoryWriter:
         ``expires_at`` (or the Pack's ``default_ttl_hours``) applies to a new memory; one
         merged keeps its own. With the Pack's admission policy on, ``confidence`` (0-1,
         the caller's) and ``episode_id`` (the episode it comes from) feed admission
-        control (packs/admission/policy.py).
+        control (packs/admission/policy.py). ``supersedes`` states a correction outright:
+        the id of a current memory of the caller's own scope (a shared one for an
+        unscoped caller), which this one, stored as a new memory, supersedes.
         """
         self._store.require_writable("remember")
         limit = self._settings.value.max_text_chars
@@ -116,7 +127,33 @@ class MemoryWriter:
         )
         row["expires_at"] = expires
         with self._lock:
-            return self._flow.write(row, response_vec, scope, now, admit)
+            stated = None if supersedes is None else self._stated(supersedes, scope, row)
+            return self._flow.write(row, response_vec, scope, now, admit, stated)
+
+    def _stated(self, memory_id: object, scope: str | None, row: dict[str, Any]) -> str:
+        """The memory a stated correction supersedes: a current memory of exactly the
+        caller's scope (a scoped caller can't change a shared memory), not the same
+        words as the correction."""
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidInput(f"supersedes must be a memory id, got {memory_id!r}.")
+        columns = ["id", "kind", "metadata_json", "superseded_at"]
+        rows = self._store.get(schemas.MEMORIES, f"id = {sql_literal(memory_id)}", columns)
+        owner = json.loads(rows[0]["metadata_json"] or "{}").get(SCOPE_KEY) if rows else None
+        if not rows or rows[0]["kind"] != schemas.KIND_MEMORY or owner not in (None, scope):
+            raise UnknownMemory(
+                f"Pack {self._store.location.name!r} has no memory {memory_id!r} to supersede "
+                "in this scope."
+            )
+        if owner != scope:
+            raise InvalidInput(
+                f"Memory {memory_id!r} is shared by every scope; a caller in scope {scope!r} "
+                "can't supersede it."
+            )
+        if rows[0]["superseded_at"] is not None:
+            raise InvalidInput(f"Memory {memory_id!r} is already superseded.")
+        if memory_id == row["id"]:
+            raise InvalidInput("The correction says what the memory it supersedes says.")
+        return memory_id
 
     def supersede(self, memory_id: str, by: str | None = None, reason: str | None = None) -> None:
         """Mark ``memory_id`` as no longer true: superseded ``by`` the memory that replaces
@@ -216,13 +253,11 @@ class MemoryWriter:
             raise InvalidInput(f"Expected KnowledgeChunk or dict, got {type(chunk).__name__}.")
         text = check_text(chunk.text, "chunk text", self._settings.value.max_text_chars)
         source = check_text(chunk.source, "chunk source", 2_000)
-        if isinstance(chunk.position, bool) or not isinstance(chunk.position, int):
-            raise InvalidInput(f"chunk position must be an int, got {chunk.position!r}.")
         return KnowledgeChunk(
             text,
             source,
-            chunk.position,
-            chunk.title,
+            check_position(chunk.position),
+            check_title(chunk.title, self._settings.value.max_text_chars),
             check_seconds(chunk.start_s, "start_s"),
             check_seconds(chunk.end_s, "end_s"),
             scoped_metadata(check_metadata(chunk.metadata), None),  # a scope is checked too

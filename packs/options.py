@@ -44,7 +44,9 @@ class RememberOptions(TypedDict, total=False):
     - ``expires_at``: an aware datetime after which it is never recalled (default: the
       Pack's ``default_ttl_hours``);
     - ``confidence`` (0-1) and ``episode_id`` (the episode it comes from): what admission
-      control weighs when the Pack's policy is on (docs/admission.md).
+      control weighs when the Pack's policy is on (docs/admission.md);
+    - ``supersedes``: the id of a memory this one corrects, stated outright: it is stored
+      as a new memory (never merged) and supersedes that one (issue 42).
     """
 
     polarity: str | None
@@ -53,6 +55,7 @@ class RememberOptions(TypedDict, total=False):
     expires_at: datetime | None
     confidence: float | None
     episode_id: str | None
+    supersedes: str | None
 
 
 class RewardEventOptions(RewardOptions, total=False):

@@ -212,9 +212,10 @@ class Pack:
         polarity is a new action whose utility restarts (docs/rewards.md, "Revising")."""
         return self._svc.revisions.revise(memory_id, **changes)
 
-    def history(self, memory_id: str) -> list[MemoryVersion]:
-        """Its versions, oldest first: created, merged, revised (when, what, which call)."""
-        return self._svc.history(memory_id)
+    def history(self, memory_id: str, scope: str | None = None) -> list[MemoryVersion]:
+        """Its versions, oldest first: created, merged, revised (when, what, which call);
+        lessons: its own, and ``scope``'s."""
+        return self._svc.history(memory_id, scope)
 
     # --- read path: packs/recall/service.py ----------------------------------------------
 

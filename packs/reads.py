@@ -11,6 +11,7 @@ from packs.learning.state import LearningState, learned_of
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
+from packs.store.lesson_scopes import own_lessons_clause
 
 _MERGE_COLUMNS = ["at", "source", "intent_text", "metadata_json"]
 _LESSON_COLUMNS = ["at", "writer", "model", "prompt_version", "episode_id"]
@@ -54,6 +55,7 @@ class MemoryReader:
             return None
         columns = [c for c in _LESSON_COLUMNS if self._store.has_column(schemas.LESSON_LOG, c)]
         clause = f"memory_id = {sql_literal(memory_id)} AND status = 'written'"
+        clause += f" AND {own_lessons_clause(self._store)}"  # a scope's lesson: not the row's
         written = self._store.scan(schemas.LESSON_LOG, columns, clause).to_pylist()
         return max(written, key=lambda r: r["at"]) if written else None
 

@@ -118,6 +118,9 @@ class RecalledItem(Record):
     polarity: str | None
     warning: bool
     lexical: float = 0.0  # BM25 score in Phase A's lexical list (0: not in it)
+    # whose lesson :attr:`lesson` is: "shared" (the memory's own) or "scope" (the
+    # caller's scope's lesson of a shared memory; packs/store/lesson_scopes.py)
+    lesson_by: str | None = None
     source: str | None = None
     title: str | None = None
     start_s: float | None = None

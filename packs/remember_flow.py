@@ -83,11 +83,18 @@ class RememberFlow:
         scope: str | None,
         now: datetime,
         admit: Admit | None = None,
+        stated: str | None = None,
     ) -> RememberResult:
         """Merge ``row`` into the stored memory of its situation when it repeats it, or
         store it: alone, or superseding the one it corrects. With the Pack's admission
         policy on, ``admit`` (the caller's confidence and episode) goes through the gate
-        first (packs/admission/policy.py)."""
+        first (packs/admission/policy.py). A correction the caller ``stated`` (the id it
+        supersedes) is stored and supersedes it, never merged."""
+        if stated is not None:
+            seen = self._store.latest_version(schemas.MEMORIES)
+            verdict = Verdict(False, "stated by the caller (supersedes=)")
+            intent_vec = np.asarray(row["intent_embedding"])
+            return self._create(row, intent_vec, scope, seen, (stated, None, verdict))
         if self._settings.value.admission.policy == "off":
             admit = None
         elif admit is None:
@@ -198,7 +205,7 @@ class RememberFlow:
         intent_vec: np.ndarray,
         scope: str | None,
         seen: int,
-        corrects: tuple[str, float, Verdict] | None,
+        corrects: tuple[str, float | None, Verdict] | None,
     ) -> RememberResult:
         """Commit ``row``; mark what it ``corrects`` superseded by it, then settle it
         against racing near-duplicates when another commit came between the look (at

@@ -93,6 +93,27 @@ def check_unicode(value: str, field: str) -> str:
     return value
 
 
+MAX_POSITION = 2**63 - 1  # a chunk's position is stored as int64 (the column's range)
+
+
+def check_position(value: object) -> int:
+    """A knowledge chunk's position: an int from 0 to :data:`MAX_POSITION` (a larger one
+    can't be stored: it failed deep in Arrow, issue 42)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"chunk position must be an int, got {shown(value)}.")
+    if not 0 <= value <= MAX_POSITION:
+        raise InvalidInput(f"chunk position must be from 0 to 2**63 - 1, got {shown(value)}.")
+    return value
+
+
+def check_title(value: object, max_chars: int) -> str | None:
+    """A knowledge chunk's title: None (or blank: none), else text within ``max_chars``
+    (the Pack's ``max_text_chars``: what an import of the Pack's own export accepts)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return check_text(value, "chunk title", max_chars)
+
+
 def check_text(value: object, field: str, max_chars: int) -> str:
     """Return ``value`` stripped of outer whitespace, or raise a clear error.
 

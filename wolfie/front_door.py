@@ -74,10 +74,12 @@ def remember(
     scope: str | None = None,
     confidence: float | None = None,
     episode_id: str | None = None,
+    supersedes: str | None = None,
 ) -> RememberResult:
     """Store what was asked and what was done; a near-duplicate intent (in the same
     ``scope``) is merged, or superseded by a correction; with the Pack's admission policy
-    on, ``confidence`` and ``episode_id`` may hold it on probation."""
+    on, ``confidence`` and ``episode_id`` may hold it on probation; ``supersedes`` states
+    a correction outright (the id it supersedes)."""
     meta = dict(metadata) if isinstance(metadata, Mapping) else metadata
     return pack.remember(
         intent,
@@ -89,6 +91,7 @@ def remember(
         scope=scope,
         confidence=confidence,
         episode_id=episode_id,
+        supersedes=supersedes,
     )
 
 
@@ -317,7 +320,7 @@ def history(
     """A memory's versions, if a caller in ``scope`` can recall it."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=False)
-    return History(memory_id, tuple(pack.history(memory_id)))
+    return History(memory_id, tuple(pack.history(memory_id, scope)))
 
 
 def require_visible(pack: Pack, memory_id: str, scope: str | None) -> None:

@@ -15,10 +15,14 @@ so four checks decide, each measured on ``data/corrections/response_pairs.jsonl`
   change: a shorter repeat merges;
 - **negation**: one response negates ("not", "never", "no longer", ...) and the other
   does not;
-- **order**: both describe a sequence ("then", "before", "first", ...) and the steps
+- **order**: both describe a sequence ("then", "finally", "in order", ...) and the steps
   they share come in another order;
 - **meaning**: the cosine of the two responses is below the threshold (a different
-  action in other words).
+  action in other words), unless the new one is a shorter repeat: it adds at most one
+  content word, at a cosine of 0.70 or more (issue 42).
+
+Words are compared as BM25 reads them (:func:`stems`: bm25s' English stop words and
+PyStemmer's Snowball stems, the tokenizer of ``packs/recall/lexical.py``).
 
 A repeat passes all four. The decision never reads the intent: the situation already
 matched.
@@ -30,6 +34,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from packs.recall.lexical import tokenize
 
 # A word, keeping inner punctuation (db-old.internal, s3://a/b, 14.2, don't) and the sign
 # of a number (+2R, -1.4R).
@@ -60,17 +66,19 @@ _SENTENCE_END = (".", "!", "?", ":", ";")
 _NEGATIONS = _words("""not no never none nothing nobody neither nor cannot without avoid
     n't don't doesn't didn't isn't aren't wasn't weren't won't can't couldn't shouldn't
     mustn't wouldn't hasn't haven't hadn't""")
-# Words that make a response a sequence of steps. "before" and "after" are left out:
-# "A before B" and "B after A" name one order in opposite surface orders.
-_SEQUENCE = _words("then first second third finally next followed order step steps")
-# Function words left out of the order check (hand-set, a short English stop list).
-_STOP = (
-    _words("""a an the and or but of to in on at by for with from as is are was were
-    be been it its this that these those there here you your we our they their he she his
-    her i me my do does did so if than too very can will would should may might must has
-    have had""")
-    | _SEQUENCE
-)
+# Words that make a response a sequence of steps (hand-set). "before" and "after" are
+# left out: "A before B" and "B after A" name one order in opposite surface orders; so
+# are the ordinals ("first", "third", "next"), which name a day or a module as often as
+# a step (dev split: "Write dates as 2026-11-05, year first" reordered is a repeat).
+_SEQUENCE = _words("then finally followed order step steps")
+
+
+# A shorter repeat (fitted on the dev split of data/corrections/response_pairs.jsonl,
+# python -m evals.corrections; issue 42): at most one content word added, at a response
+# cosine of 0.70 or more. Dev at the 0.88 threshold: repeats superseding 12 -> 8 of 93,
+# corrections merged 4 -> 5 of 93 (two added words: 5 and 8).
+SHORTER_ADDED = 1
+SHORTER_COSINE = 0.70
 
 
 @dataclass(frozen=True)
@@ -84,14 +92,25 @@ class Comparison:
     # content words of the old response (not values) that the new one lacks: what it
     # was about, when the new one is about something else (admission control's band)
     dropped: tuple[str, ...] = ()
+    # how many content words (BM25's stems) the new response has that the old one
+    # lacks: none or one, it says the same thing shorter or dropping words (issue 42)
+    added_words: int = 0
+
+    @property
+    def adds_nothing(self) -> bool:
+        """A shorter repeat: at most :data:`SHORTER_ADDED` new content words, at cosine
+        :data:`SHORTER_COSINE` or more (issue 42: "Wait for a pullback before entering",
+        then "Wait for a pullback", at 0.79)."""
+        return self.added_words <= SHORTER_ADDED and self.cosine >= SHORTER_COSINE
 
     def same_fact(self, threshold: float) -> bool:
-        """A repeat: no new value, no negation or order flip, cosine >= ``threshold``."""
+        """A repeat: no new value, no negation or order flip, and cosine >= ``threshold``
+        or a shorter repeat (:attr:`adds_nothing`)."""
         return (
             not self.new_values
             and not self.negation_flip
             and not self.order_flip
-            and (self.cosine >= threshold)
+            and (self.cosine >= threshold or self.adds_nothing)
         )
 
     def reason(self, threshold: float) -> str:
@@ -115,34 +134,40 @@ def compare_responses(old: str, new: str, cosine: float) -> Comparison:
     # that opened the old sentence ("Terraform state lives in ...") is not new later on
     known = {t.casefold() for t in values(old_tokens)} | {t.casefold() for t in old_tokens}
     added = tuple(dict.fromkeys(t for t in values(new_tokens) if t.casefold() not in known))
+    old_stems, new_stems = stems(old), stems(new)
     return Comparison(
         cosine=cosine,
         new_values=added,
         negation_flip=negates(old_tokens) != negates(new_tokens),
         order_flip=reordered(old_tokens, new_tokens),
-        dropped=dropped_words(old_tokens, new_tokens),
+        dropped=dropped_words(old_tokens, new_stems),
+        added_words=len(set(new_stems) - set(old_stems)),
     )
 
 
-def dropped_words(old: list[str], new: list[str]) -> tuple[str, ...]:
-    """The old text's content words (neither values nor function words) that the new one
-    lacks, compared by their first five letters (a crude stem: "approves", "approved")."""
-    kept = {_stem(w) for w in new}
+def stems(text: str) -> list[str]:
+    """The content words of ``text`` as BM25 reads them: lower-cased, bm25s' English stop
+    words out, PyStemmer's Snowball stems (:func:`packs.recall.lexical.tokenize`), so
+    "approves" and "approved" are one word, and "is", "the" none."""
+    return tokenize([text])[0]
+
+
+def dropped_words(old: list[str], new_stems: list[str]) -> tuple[str, ...]:
+    """The old text's content words (neither values nor stop words) whose stem the new
+    one lacks."""
+    kept = set(new_stems)
     found = {w.casefold() for w in values(old)}
     return tuple(
         dict.fromkeys(
             w.casefold()
             for w in old
             if w not in {".", ","}
-            and w.casefold() not in _STOP | _NEGATIONS | found
-            and _stem(w) not in kept
+            and w.casefold() not in _NEGATIONS | found
+            and (stemmed := stems(w))
+            and not set(stemmed) <= kept
             and not any(c.isdigit() for c in w)
         )
     )
-
-
-def _stem(word: str) -> str:
-    return word.casefold()[:5]
 
 
 def tokens(text: str) -> list[str]:
@@ -213,8 +238,9 @@ def _steps(words: list[str]) -> dict[str, int] | None:
     for word in folded:
         if word in _SEQUENCE or word in {".", ","}:
             step += 1
-        elif word not in _STOP:
-            first.setdefault(word, step)
+        else:
+            for stem in stems(word):  # stop words have none
+                first.setdefault(stem, step)
     return first
 
 

@@ -6,7 +6,6 @@ injected ids and query vector) are cached so a reward after a recall reads no ta
 
 from __future__ import annotations
 
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from packs.errors import InvalidInput, UnknownEpisode
+from packs.journal.arrival import await_stored, new_episode_id
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.store import schemas
@@ -52,8 +52,8 @@ class EpisodeLog:
     ) -> str:
         """Buffer the episode, its retrieval-log rows (one per candidate) and one use per
         ``injected`` memory (in rank order)."""
-        episode_id = "ep_" + uuid.uuid4().hex
         now = datetime.now(UTC)
+        episode_id = new_episode_id(now)
         episode = {
             "id": episode_id,
             "created_at": now,
@@ -117,6 +117,16 @@ class EpisodeLog:
             self._remember(episode_id, injected, vector, episode_scope(row["filter_json"]))
         return self._recent[episode_id]
 
+    def arrive(self, episode_id: str, flush_s: float) -> None:
+        """Without the handle's lock, before a reward: an episode neither this handle's
+        nor stored yet may be on its way from the process that served it; wait for it
+        (bounded: :func:`packs.journal.arrival.await_stored`)."""
+        if episode_id in self._recent:
+            return
+        if any(row["id"] == episode_id for row in self._buffer.pending_rows(schemas.EPISODES)):
+            return
+        await_stored(self._store, episode_id, flush_s)
+
     def injected_ids(self, episode_id: str) -> list[str]:
         """The memories an episode injected; :class:`UnknownEpisode` if never logged."""
         return self._cached(episode_id)[0]
@@ -147,7 +157,11 @@ class EpisodeLog:
         for row in self._buffer.pending_rows(schemas.EPISODES):
             if row["id"] == episode_id:
                 return {c: row.get(c) for c in columns}
-        hits = self._store.get(schemas.EPISODES, f"id = {sql_literal(episode_id)}", columns)
+        clause = f"id = {sql_literal(episode_id)}"
+        hits = self._store.get(schemas.EPISODES, clause, columns)
+        if not hits:  # another process's, landed since this handle's version: read it
+            self._store.latest_version(schemas.EPISODES)
+            hits = self._store.get(schemas.EPISODES, clause, columns)
         if not hits:
             raise UnknownEpisode(
                 f"Pack {self._store.location.name!r} has no episode {episode_id!r}; pass "

@@ -6,24 +6,37 @@ The MCP server uses these when a client's own model writes a lesson over samplin
 (``wolfie/mcp/lessons.py``); the lesson text is data: checked by
 :func:`packs.lessons.writers.check_lesson` (one bounded string), stored as a column
 value, never read as code, a table name or a filter.
+
+A lesson is written in the scope of its writer (issue 42; packs/store/lesson_scopes.py):
+a scoped writer's lesson of a shared memory is that scope's lesson, a ``lesson_log`` row
+naming the scope, and the memory's own lesson is left as it was; its lesson of a memory
+of its own scope, and an unscoped writer's lesson, is the memory's own. The evidence a
+writer sees holds the lesson its scope sees, never another scope's.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import polars as pl
 
+from packs.errors import UnknownMemory
 from packs.lessons.refresh import EVIDENCE_COLUMNS, RECENT_REWARDS
 from packs.lessons.writers import PROMPT_VERSION, LessonEvidence
 from packs.pack import Pack, storage_of
 from packs.store import schemas
-from packs.store.filters import in_clause
+from packs.store.filters import in_clause, sql_literal
+from packs.store.lesson_scopes import scope_lessons
+from packs.store.scopes import SCOPE_KEY
 
 
-def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
-    """What a writer sees of each of ``memory_ids`` that exists (learned values as this
-    handle sees them, the newest rewards last), in the order given."""
+def evidence_for(
+    pack: Pack, memory_ids: list[str], scope: str | None = None
+) -> list[LessonEvidence]:
+    """What a writer in ``scope`` sees of each of ``memory_ids`` that exists (learned
+    values as this handle sees them, the newest rewards last, the lesson its scope
+    sees), in the order given."""
     if not memory_ids:
         return []
     pack.flush()  # the rewards this handle buffered are part of the evidence
@@ -50,6 +63,7 @@ def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
         .iter_rows(named=True)
     }
     found = {row["id"]: row for row in rows}
+    mine = scope_lessons(storage_of(pack), scope, list(found))
     return [
         LessonEvidence(
             memory_id=m,
@@ -62,7 +76,7 @@ def evidence_for(pack: Pack, memory_ids: list[str]) -> list[LessonEvidence]:
             confidence=found[m]["confidence"],
             reward_count=found[m]["reward_count"],
             recent_rewards=recent.get(m, ()),
-            previous_lesson=found[m]["experience_summary"],
+            previous_lesson=mine[m]["lesson"] if m in mine else found[m]["experience_summary"],
         )
         for m in dict.fromkeys(memory_ids)
         if m in found
@@ -77,9 +91,18 @@ def store_lesson(
     writer: str,
     model: str | None,
     episode_id: str | None,
+    scope: str | None = None,
 ) -> datetime:
-    """Write ``lesson`` (already checked) as the memory's lesson, with one ``lesson_log``
-    row naming the writer, the model, the prompt version and the episode; when."""
+    """Write ``lesson`` (already checked) as the lesson a writer in ``scope`` may write
+    (the module docstring), with one ``lesson_log`` row naming the writer, the model,
+    the prompt version, the episode and, for a scope's lesson of a shared memory, the
+    scope; when."""
+    owner = _owner(pack, evidence.memory_id)
+    if scope is not None and owner not in (None, scope):
+        raise UnknownMemory(
+            f"Pack {pack.name!r} has no memory {evidence.memory_id!r} in this scope."
+        )
+    scoped = scope if scope is not None and owner is None else None
     now = datetime.now(UTC)
     log = {
         "at": now,
@@ -92,7 +115,20 @@ def store_lesson(
         "error": None,
         "model": model,
         "episode_id": episode_id,
+        "scope": scoped,
     }
     written = {"id": evidence.memory_id, "experience_summary": lesson, "lesson_at": now}
-    pack.store_lessons([written], [log])
+    pack.store_lessons([] if scoped else [written], [log])
     return now
+
+
+def _owner(pack: Pack, memory_id: str) -> str | None:
+    """The scope ``memory_id`` belongs to (None: shared)."""
+    rows = storage_of(pack).get(
+        schemas.MEMORIES, f"id = {sql_literal(memory_id)}", ["metadata_json"]
+    )
+    if not rows:
+        raise UnknownMemory(f"Pack {pack.name!r} has no memory {memory_id!r}.")
+    meta = json.loads(rows[0]["metadata_json"]) if rows[0]["metadata_json"] else {}
+    owner = meta.get(SCOPE_KEY) if isinstance(meta, dict) else None
+    return owner if isinstance(owner, str) else None

@@ -230,6 +230,7 @@ def phase_b(
                 kind=col["kind"][i],
                 text=col["intent_text"][i],
                 lesson=col["experience_summary"][i],
+                lesson_by="shared" if col["experience_summary"][i] else None,
                 response=col["response_summary"][i],
                 similarity=float(cand.similarity[i]),
                 lexical=0.0 if cand.lexical is None else float(cand.lexical[i]),

@@ -3,8 +3,9 @@ prompt block (docs/recall.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,11 +25,12 @@ from packs.recall.phases import phase_a, phase_b
 from packs.recall.prompt import render_prompt
 from packs.recall.scope_cache import ScopeCaches
 from packs.recall.vector_cache import VectorCache
-from packs.records import Recall
+from packs.records import Recall, RecalledItem
 from packs.settings import ActiveSettings
 from packs.store import schemas
 from packs.store.filters import where_clause
 from packs.store.gateway import PackStore
+from packs.store.lesson_scopes import scope_lessons
 from packs.store.lifecycle import NOT_HELD, NOT_SUPERSEDED, has_admission, has_lifecycle
 from packs.store.scopes import check_scope, visible_clause
 from packs.validation import check_k, check_text
@@ -144,7 +146,7 @@ class RecallService:
                     self._settings.version,
                 )
                 self._flusher.maybe_flush()
-        items = tuple(ranked.items)
+        items = with_scope_lessons(self._store, scope, ranked.items)
         prompt = render_prompt(items)
         return Recall(episode_id, text, items, len(candidates), prompt, ranked.explored)
 
@@ -185,3 +187,17 @@ class RecallService:
         if self._rng is None or self._rng_seed != seed:
             self._rng, self._rng_seed = np.random.default_rng(seed), seed
         return self._rng
+
+
+def with_scope_lessons(
+    store: PackStore, scope: str | None, items: Sequence[RecalledItem]
+) -> tuple[RecalledItem, ...]:
+    """``items``, each shared memory with ``scope``'s own lesson of it where that scope
+    wrote one (packs/store/lesson_scopes.py): a scope's lesson is shown to it alone."""
+    mine = scope_lessons(store, scope, [i.id for i in items if i.kind == schemas.KIND_MEMORY])
+    return tuple(
+        dataclasses.replace(i, lesson=mine[i.id]["lesson"], lesson_by="scope")
+        if i.id in mine
+        else i
+        for i in items
+    )

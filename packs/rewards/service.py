@@ -99,6 +99,7 @@ class RewardService:
         key = idempotency_key or uuid.uuid4().hex
         settings = self._settings.value
         wiring = settings.rewards
+        self._episodes.arrive(episode_id, settings.flush.seconds)  # another process's
         with self._lock:
             self._episodes.check_scope(episode_id, scope)
             injected = self._episodes.injected_ids(episode_id)
@@ -231,6 +232,7 @@ class RewardService:
         """
         tally = tally_vote(attempts, self._settings.value.rewards.vote_reward)
         for episode_id in attempts:  # UnknownEpisode (or another scope's) before any write
+            self._episodes.arrive(episode_id, self._settings.value.flush.seconds)
             self._episodes.check_scope(episode_id, scope)
         key = idempotency_key or uuid.uuid4().hex
         rewards = {}

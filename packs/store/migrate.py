@@ -15,7 +15,9 @@ missing, tables created only where missing, and the version is written last.
 - 4 -> 5: ``retrieval_log`` gains ``lexical`` (each candidate's BM25 score, null for
   episodes logged before) and the Pack gains the ``tuning`` table (``Pack.tune``).
 - 5 -> 6: ``retrieval_log`` gains ``placed_by`` and ``propensity`` (the reserved slot and
-  exploration swaps of issue 41; null for episodes logged before).
+  exploration swaps of issue 41; null for episodes logged before), and ``lesson_log``
+  gains ``scope`` (:data:`schemas.LESSON_SCOPE_FIELDS`: the scope of a scoped caller's
+  lesson of a shared memory, issue 42), null for every existing row.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ def upgrade(store: PackStore, dim: int, version: int) -> bool:
         schemas.MEMORIES, (*schemas.LIFECYCLE_FIELDS, *schemas.ADMISSION_FIELDS)
     )
     if store.has_table(schemas.LESSON_LOG):
-        added += store.add_columns(schemas.LESSON_LOG, schemas.LESSON_PROVENANCE_FIELDS)
+        added += store.add_columns(
+            schemas.LESSON_LOG, (*schemas.LESSON_PROVENANCE_FIELDS, *schemas.LESSON_SCOPE_FIELDS)
+        )
     added += store.add_columns(
         schemas.RETRIEVAL_LOG, (*schemas.RETRIEVAL_LOG_FIELDS_5, *schemas.RETRIEVAL_LOG_FIELDS_6)
     )

@@ -254,6 +254,10 @@ LESSON_PROVENANCE_FIELDS = (
     pa.field("model", pa.string()),
     pa.field("episode_id", pa.string()),
 )
+# Schema 6 (issue 42): the scope whose caller wrote a lesson of a *shared* memory (null:
+# the memory's own lesson, written by an unscoped caller or in the memory's own scope).
+# Such a lesson is that scope's only: recall shows it to that scope, never to another.
+LESSON_SCOPE_FIELDS = (pa.field("scope", pa.string()),)
 LESSON_LOG_SCHEMA = pa.schema(
     [
         pa.field("at", TS, nullable=False),
@@ -265,6 +269,7 @@ LESSON_LOG_SCHEMA = pa.schema(
         pa.field("confidence", pa.float64()),  # the confidence the lesson was written at
         pa.field("error", pa.string()),
         *LESSON_PROVENANCE_FIELDS,
+        *LESSON_SCOPE_FIELDS,
     ]
 )
 

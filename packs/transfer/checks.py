@@ -153,6 +153,8 @@ def checked(
         data = _scoped_memories(rows, data, rules)
     elif name == schemas.EPISODES:
         data = _scoped_episodes(rows, data, rules)
+    elif name == schemas.LESSON_LOG and "scope" in data.column_names:
+        data = _scoped_lessons(rows, data, rules)
     revisions = _revision_events(name, data)
     for table, column in REFERENCES:
         if table != name or column not in data.column_names:
@@ -338,6 +340,22 @@ def _scoped_episodes(rows: Rows, data: pa.Table, rules: ImportRules) -> pa.Table
         filters.append(text)
     return data.set_column(
         data.schema.get_field_index("filter_json"), "filter_json", pa.array(filters, pa.string())
+    )
+
+
+def _scoped_lessons(rows: Rows, data: pa.Table, rules: ImportRules) -> pa.Table:
+    """A scope's lesson of a shared memory (packs/store/lesson_scopes.py) is refused as
+    a scoped row is; with the operator's scope every memory is that scope's, so each
+    lesson is its memory's own (no scope)."""
+    scopes = data.column("scope").to_pylist()
+    for index, scope in enumerate(scopes):
+        if scope is not None:
+            _scope_of({SCOPE_KEY: scope}, rules, rows.where(index), "lesson")
+    if rules.scope is None:
+        return data
+    field_ = data.schema.field("scope")
+    return data.set_column(
+        data.schema.get_field_index("scope"), field_, pa.nulls(len(scopes), field_.type)
     )
 
 

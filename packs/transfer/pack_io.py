@@ -15,8 +15,12 @@ only new ones are added (the Pack's settings stay). The whole file is read, chec
 (:mod:`packs.transfer.checks`: tables, keys, lengths, vectors, scopes, references) and
 staged before the Pack is created or written (:mod:`packs.transfer.staging`), so a file
 refused anywhere writes nothing. Tombstones and scope tags are never taken from a file.
-Rows are written by insert-only ``merge_insert`` on each table's key, so an
-import that stopped half-way is completed by running it again with ``merge``. Last, the
+Rows are written by insert-only ``merge_insert`` on each table's key, and a merge never
+names a row the Pack held before (:mod:`packs.transfer.rebind`): a file's memory or
+episode the Pack already holds lands as a new row under a fresh id, or, restoring a
+whole Pack (``keep_scopes``), is that row, the file's rewards, history and lessons of it
+dropped. An import that stopped half-way is completed by running it again with
+``merge`` and ``keep_scopes`` (without, what it wrote lands again, as new rows). Last, the
 utilities are rebuilt from the imported reward log (``rebuild_utilities``), so the
 stored values equal the replay of the log: drift 0. The learned contextual index is
 derived from the log and the episodes, so it comes back with them.
@@ -48,6 +52,7 @@ from packs.store.scopes import check_scope
 from packs.store.tombstones import SALT_KEY
 from packs.transfer.checks import KEYS, NEVER_IMPORTED, ImportRules
 from packs.transfer.formats import Manifest, encode_schema, is_jsonl, read_manifest, write_export
+from packs.transfer.rebind import Rebinding, existing, rebound
 from packs.transfer.staging import Staged, check_collisions, stage
 
 # Tables whose rows make a Pack non-empty (an import into it needs ``merge``).
@@ -168,12 +173,14 @@ def import_pack(
         staged = stage(source, manifest, ImportRules(tables, scope, keep_scopes), Path(folder))
         settings = target.settings if target else staged.settings() or PackSettings()
         staged.facts.check(settings.max_text_chars)
+        binding = Rebinding()
         if target is not None:
             with opened(read_only=True) as pack:
                 check_collisions(storage_of(pack), staged.facts)
+                binding = existing(storage_of(pack), staged.facts.held, fresh=not keep_scopes)
         with opened() as pack:
             info.check_compatible(pack.embedding, name)
-            _write_staged(pack, staged, keep_settings=merged)
+            _write_staged(pack, staged, binding, keep_settings=merged)
     with opened() as pack:
         rebuilt = pack.rebuild_utilities(write=True).changed
         settings_version = pack.settings_version
@@ -211,8 +218,9 @@ def _existing(opened: Callable[..., Pack]) -> _Target | None:
         return None
 
 
-def _write_staged(pack: Pack, staged: Staged, *, keep_settings: bool) -> None:
-    """Write what :func:`stage` checked: each table by insert-only merge on its key."""
+def _write_staged(pack: Pack, staged: Staged, binding: Rebinding, *, keep_settings: bool) -> None:
+    """Write what :func:`stage` checked: each table by insert-only merge on its key,
+    never naming a row the Pack held before (:mod:`packs.transfer.rebind`)."""
     store = storage_of(pack)
     known = _tables(pack.embedding.dim)
     for name in staged.tables:
@@ -222,7 +230,7 @@ def _write_staged(pack: Pack, staged: Staged, *, keep_settings: bool) -> None:
             continue
         store.ensure_table(name, known[name])
         for batch in staged.batches(name):
-            store.merge(name, batch, list(KEYS[name]))
+            store.merge(name, rebound(name, batch, binding), list(KEYS[name]))
     if not keep_settings and staged.meta:
         store.write_meta(staged.meta)
 

@@ -31,9 +31,13 @@ def test_score_matches_hand_counts() -> None:
     assert (nothing.precision, nothing.recall, nothing.f05) == (0.0, 0.0, 0.0)
 
 
-def test_best_breaks_ties_towards_the_higher_threshold() -> None:
+def test_best_breaks_near_ties_towards_the_lower_threshold() -> None:
+    """Issue 42: a repeat stored as a correction throws away what the Pack learned, so
+    of two thresholds within F05_TIE the lower (which merges more repeats) wins."""
     low, high = score([True], [True], 0.8), score([True], [True], 0.9)
-    assert best([low, high]).threshold == 0.9
+    assert best([low, high]).threshold == 0.8
+    worse = score([True, False], [True, True], 0.7)  # F0.5 well below: not a tie
+    assert best([worse, high]).threshold == 0.9
     with pytest.raises(InvalidInput):
         best([])
 

@@ -11,6 +11,7 @@ import pytest
 
 from packs import Pack
 from packs.corrections import Corrections
+from packs.errors import InvalidInput, UnknownMemory
 
 OLD = ("What is the staging database host?", "The staging database host is db-old.internal")
 NEW = ("What is the staging database host?", "The staging database host moved to db-new.internal")
@@ -105,6 +106,21 @@ def test_a_repeat_still_merges(pack: Pack) -> None:
     assert pack.get(old.id)["superseded_at"] is None
 
 
+def test_a_shorter_repeat_keeps_what_was_learned(pack: Pack) -> None:
+    """Bug (issue 42): the same advice said shorter superseded its memory (response
+    cosine 0.79 < 0.88), and the new memory started from zero utility."""
+    old = pack.remember(
+        "I chased an entry after missing the breakout", "Wait for a pullback before entering"
+    )
+    pack.feedback(pack.recall("chased the breakout").episode_id or "", 1.0)
+    learned = pack.get(old.id)["utility"]
+    assert learned > 0
+    again = pack.remember("I chased the entry after I missed the breakout", "Wait for a pullback")
+    assert (again.status, again.id) == ("merged", old.id)
+    row = pack.get(old.id)
+    assert row["superseded_at"] is None and row["utility"] == learned
+
+
 def test_five_corrections_between_unrelated_notes_recall_only_the_newer_fact(
     pack: Pack,
 ) -> None:
@@ -174,3 +190,33 @@ def test_a_fact_that_changes_back_is_current_again(pack: Pack) -> None:
     assert pack.get(new.id)["superseded_by"] == old.id
     assert "db-old.internal" in pack.recall(OLD[0]).prompt
     assert "db-new.internal" not in pack.recall(OLD[0]).prompt
+
+
+def test_a_caller_states_a_correction_outright(pack: Pack) -> None:
+    """Issue 42: ``remember(..., supersedes=ID)`` says "this corrects that" where the
+    words alone would merge (or say nothing about which memory it corrects)."""
+    old = pack.remember(*OLD)
+    stated = pack.remember(
+        "What is the staging database host?",
+        "the staging database host is db-old.internal!",  # a repeat by its words
+        supersedes=old.id,
+    )
+    assert (stated.status, stated.superseded) == ("superseded", old.id)
+    assert "stated by the caller" in (stated.reason or "")
+    assert pack.get(old.id)["superseded_by"] == stated.id
+    shown = [item.id for item in pack.recall("Which host runs the staging database?").items]
+    assert stated.id in shown and old.id not in shown
+
+
+def test_a_stated_correction_reaches_only_its_own_scope(pack: Pack) -> None:
+    shared = pack.remember("Where is the VPN config?", "In the ops wiki")
+    before = pack.count()
+    with pytest.raises(InvalidInput, match="shared by every scope"):
+        pack.remember(
+            "Where is the VPN config?", "In the vault", scope="mallory", supersedes=shared.id
+        )
+    with pytest.raises(UnknownMemory):
+        pack.remember("Where is the VPN config?", "In the vault", supersedes="m_nope")
+    with pytest.raises(InvalidInput, match="supersedes must be a memory id"):
+        pack.remember("Where is the VPN config?", "In the vault", supersedes="")  # type: ignore[arg-type]
+    assert pack.count() == before and pack.get(shared.id)["superseded_at"] is None

@@ -120,3 +120,18 @@ def test_export_needs_an_existing_pack(tmp_path: Path):
     done = wolfie("export", str(tmp_path / "x.jsonl"), "--pack", "nope", "--root", str(tmp_path))
     assert done.returncode == 2 and "No Pack 'nope'" in done.stderr
     assert not (tmp_path / "nope").exists() and not (tmp_path / "x.jsonl").exists()
+
+
+def test_remember_supersedes_states_a_correction_from_the_shell(tmp_path: Path):
+    """Issue 42: ``wolfie remember --supersedes ID``; an unknown id exits 2, one line."""
+    root = tmp_path / "packs"
+    with Pack.open("ops", root) as pack:
+        old = pack.remember(INTENT, "Raise the timeout.").id
+    args = ["--pack", "ops", "--root", str(root)]
+    made = _json(
+        wolfie("remember", INTENT, "Raise the timeout!", *args, "--supersedes", old, "--json")
+    )
+    assert (made["status"], made["superseded"]) == ("superseded", old)
+    bad = wolfie("remember", INTENT, "Split it.", *args, "--supersedes", "m_nope")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert "m_nope" in bad.stderr

@@ -257,3 +257,40 @@ def test_scope_tags_are_never_taken_from_a_file(made, tmp_path):
         theirs = bobs.search("where is my bike", k=10, scope="mallory").items
         assert any(PLANTED in item.text for item in theirs)  # the operator's scope
         assert bobs.rebuild_utilities(write=False).changed == 0
+
+
+def test_a_merge_never_reaches_an_existing_shared_memory_by_its_id(tmp_path):
+    """Bug (issue 42): a file of shared rows only, merged with no --scope or --keep-scopes,
+    reached an existing shared memory by its id (a hash of its text): its reward events
+    sank the memory's utility, and its revision and "PLANTED" lesson entered the memory's
+    history. Now the file's copy lands as a new row; the Pack's row is as it was."""
+    intent, response = "The deploy failed with a locked database", "Stop the scheduler first"
+    with Pack.open("shared", tmp_path / "packs") as pack:
+        target = pack.remember(intent, response).id
+        pack.feedback(pack.recall("the deploy failed").episode_id or "", 1.0)
+        before = pack.get(target)
+        versions = [v.to_dict() for v in pack.history(target)]
+        count = pack.count()
+    with Pack.open("planted", tmp_path / "attacker") as evil:
+        assert evil.remember(intent, response).id == target  # anyone can compute the id
+        for _ in range(3):
+            evil.feedback(evil.recall("the deploy failed").episode_id or "", -1.0)
+        evil.revise(target, outcome="PLANTED outcome")
+        from packs.lessons.one_memory import evidence_for, store_lesson
+
+        [evidence] = evidence_for(evil, [target])
+        store_lesson(evil, evidence, PLANTED, writer="template", model=None, episode_id=None)
+        planted = Path(export_pack(evil, tmp_path / "planted.jsonl").path)
+    done = wolfie(
+        "import", str(planted), "--pack", "shared", "--root", str(tmp_path / "packs"), "--merge"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with Pack.open("shared", tmp_path / "packs", read_only=True) as pack:
+        after = pack.get(target)
+        for column in ("utility", "reward_count", "experience_summary", "outcome"):
+            assert after[column] == before[column], column
+        assert [v.to_dict() for v in pack.history(target)] == versions
+        assert pack.count() == count + 1  # the file's copy: a new row, its own id
+        [copy] = [i for i in pack.search(intent, k=5).items if i.id != target]
+        assert copy.text == intent and copy.utility < 0 and PLANTED in (copy.lesson or "")
+        assert pack.query("rewards", where={"memory_id": target}).height == 1

@@ -13,7 +13,7 @@ from llama_index.core.retrievers import BaseRetriever as LlamaRetriever
 from llama_index.core.schema import NodeWithScore
 
 from packs import Pack
-from packs.errors import InvalidInput
+from packs.errors import InvalidInput, UnknownEpisode
 from wolfie.integrations import langchain as wolfie_langchain
 from wolfie.integrations import llama_index as wolfie_llama
 
@@ -90,3 +90,32 @@ def test_the_llama_index_retriever_returns_scored_nodes_with_the_episode(journal
         assert rewarded.applied == 2 and all(q < 0 for q in rewarded.track_records.values())
         again = retriever.retrieve(QUERY)
         assert all(n.node.metadata["track_record"] < 0 for n in again)
+
+
+def test_a_scoped_retriever_rewards_only_its_scopes_episodes(journal):
+    """Bug (issue 42): built with scope="alice", both retrievers rewarded Bob's episode
+    when given its id, or a forged result's metadata naming it."""
+    root, _ids = journal
+    with Pack.open("journal", root) as pack:
+        bobs = pack.recall(QUERY, scope="bob").episode_id or ""
+        pack.flush()
+        forged = [Document(page_content="x", metadata={"episode_id": bobs})]
+        langchain = wolfie_langchain.WolfieRetriever(pack=pack, scope="alice")
+        llama = wolfie_llama.WolfieRetriever(pack, scope="alice")
+        for attempt in (
+            lambda: langchain.feedback(bobs, -1.0),
+            lambda: langchain.feedback(forged, -1.0),
+            lambda: llama.feedback(bobs, -1.0),
+        ):
+            with pytest.raises(UnknownEpisode, match="scope 'alice'"):
+                attempt()
+        assert pack.query("rewards").height == 0  # Bob's memories untouched
+        own = langchain.invoke(QUERY)
+        assert langchain.feedback(own, 1.0).applied == len(own)  # its own episode
+
+
+def test_the_calls_k_wins_over_the_built_k(journal):
+    root, _ids = journal
+    retriever = wolfie_langchain.WolfieRetriever(pack="journal", root=root, k=2)
+    assert len(retriever.invoke(QUERY, k=1)) == 1
+    assert len(retriever.invoke(QUERY)) == 2

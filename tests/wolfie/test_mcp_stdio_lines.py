@@ -61,6 +61,13 @@ def request(request_id: object, method: str, params: str = "{}") -> str:
     return f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "{method}", "params": {params}}}'
 
 
+def call(tool: str, argument: str) -> str:
+    """A tools/call of ``tool`` with its required text and one more ``argument``."""
+    needs = {"remember": '"intent": "i", "response": "r"', "search": '"query": "q"', "forget": ""}
+    given = ", ".join(part for part in (needs[tool], argument) if part)
+    return f'{{"name": "{tool}", "arguments": {{{given}}}}}'
+
+
 def recall_with(arguments: str) -> str:
     return f'{{"name": "search", "arguments": {arguments}}}'
 
@@ -81,16 +88,32 @@ def server(tmp_root: Path):
     [
         (request(11, "tools/call", recall_with('{"query": "caf\\udce9"}')), -32602, 11),
         (request(12, "tools/call", recall_with(f'{{"query": "x", "k": {HUGE}}}')), -32602, 12),
-        (request(13, "tools/call", recall_with(f'{{"query": {DEEP}}}')), -32700, None),
+        (request(13, "tools/call", recall_with(f'{{"query": {DEEP}}}')), -32700, 13),
+        (request(15, "tools/call", call("remember", f'"metadata": {{"a": {DEEP}}}')), -32700, 15),
+        (request(16, "tools/call", call("search", f'"filters": {{"a": {DEEP}}}')), -32700, 16),
+        (request('"f"', "tools/call", call("forget", f'"where": {{"a": {DEEP}}}')), -32700, "f"),
         (request(HUGE, "ping"), -32700, None),
         ("this is no JSON", -32700, None),
-        ('{"jsonrpc": "2.0", "id": 14, "method": ', -32700, None),
+        ('{"jsonrpc": "2.0", "id": 14, "method": ', -32700, 14),
+        ('{"jsonrpc": "2.0", "method": "ping", "params": {"a": ' + DEEP + "}", -32700, None),
     ],
-    ids=["surrogate", "5,000 digits", "1,000 deep", "5,000-digit id", "no JSON", "cut short"],
+    ids=[
+        "surrogate",
+        "5,000 digits",
+        "1,000 deep",
+        "deep metadata",
+        "deep filters",
+        "deep where",
+        "5,000-digit id",
+        "no JSON",
+        "cut short",
+        "deep, no id",
+    ],
 )
 def test_every_line_gets_an_answer_and_the_server_lives_on(server, line, code, answer_id):
     """Bug: a line the SDK could not parse got no answer at all, and the client waited
-    for ever (over HTTP the same lines got 400)."""
+    for ever (over HTTP the same lines got 400). Issue 42: a line nested past Python's
+    limit, or cut short, is answered -32700 with its own id when its top level has one."""
     server.send(line)
     answer = server.answer()
     assert answer["error"]["code"] == code, answer

@@ -24,7 +24,7 @@ from fastapi import FastAPI, Security
 from fastapi.security import HTTPBearer
 
 from wolfie.api import errors, routes
-from wolfie.api.errors import error_response
+from wolfie.api.errors import BodyTooLarge, error_response, too_large_response
 from wolfie.api.models import ErrorBody, Health
 from wolfie.api.routes import Served
 from wolfie.front_door import ScopeGuard
@@ -108,7 +108,7 @@ class Guard:
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > MAX_BODY_BYTES:
-                raise BodyTooLarge
+                raise BodyTooLarge(MAX_BODY_BYTES)
             return message
 
         return bounded
@@ -119,17 +119,8 @@ def _guarded(path: str) -> bool:
     return path.startswith("/v1/") or path == "/ui" or path.startswith("/ui/")
 
 
-class BodyTooLarge(Exception):
-    """A streamed body passed :data:`MAX_BODY_BYTES`."""
-
-
 def _too_large() -> Any:
-    return error_response(
-        413,
-        "BodyTooLarge",
-        f"The body is larger than {MAX_BODY_BYTES >> 20} MiB; send less "
-        "at once (e.g. knowledge in smaller batches).",
-    )
+    return too_large_response(MAX_BODY_BYTES)
 
 
 def build_app(served: Served, token: str | None) -> ASGIApp:

@@ -37,6 +37,23 @@ STATUS: tuple[tuple[type[BaseException], int], ...] = (
 )
 
 
+class BodyTooLarge(Exception):
+    """A streamed body passed the server's limit (``wolfie.api.app.MAX_BODY_BYTES``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} bytes")
+        self.limit = limit
+
+
+def too_large_response(limit: int) -> JSONResponse:
+    return error_response(
+        413,
+        "BodyTooLarge",
+        f"The body is larger than {limit >> 20} MiB; send less "
+        "at once (e.g. knowledge in smaller batches).",
+    )
+
+
 class PackNotServed(PackNotFound):
     """A Pack this server was not started with (``wolfie api --pack``)."""
 
@@ -72,6 +89,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, BodyTooLarge):  # a chunked body, cut while parsed
+            return too_large_response(exc.__cause__.limit)
         return error_response(
             exc.status_code, _kind(exc.status_code), _detail(exc), dict(exc.headers or {})
         )

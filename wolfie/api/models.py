@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from packs.validation import MAX_POSITION
 from wolfie.mcp.params import PARAMS, TEXT
 
 _REQUIRED: Any = ...
@@ -40,13 +41,18 @@ class RememberBody(Body):
     polarity: Literal["success", "failure"] | None = param("polarity", None)
     metadata: dict[str, Scalar] | None = param("metadata", None)
     scope: str | None = param("scope", None)
+    supersedes: str | None = param("supersedes", None)
 
 
 class Chunk(Body):
     text: str = Field(description="The chunk's text.", min_length=1)
     source: str = Field(description="Where it comes from (a file, a URL).", min_length=1)
-    position: int = Field(description="Its place in the source; with source, its id.", ge=0)
-    title: str | None = Field(None, description="A heading or title for it.")
+    position: int = Field(
+        description="Its place in the source; with source, its id.", ge=0, lt=MAX_POSITION + 1
+    )
+    title: str | None = Field(
+        None, description="A heading or title for it (at most the Pack's max_text_chars)."
+    )
     start_s: float | None = Field(None, description="Media: where it starts, in seconds.")
     end_s: float | None = Field(None, description="Media: where it ends, in seconds.")
     metadata: dict[str, Scalar] | None = param("metadata", None)

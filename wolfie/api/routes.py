@@ -149,6 +149,7 @@ def _writes(api: APIRouter) -> None:
                 metadata=body.metadata,
                 source="api",
                 scope=guard(body.scope),
+                supersedes=body.supersedes,
             ),
         )
 

@@ -73,6 +73,9 @@ def remember(
         str | None,
         typer.Option(help="The episode it comes from: its positive reward confirms a hold."),
     ] = None,
+    supersedes: Annotated[
+        str | None, typer.Option(help="The id of a memory this corrects: it supersedes it.")
+    ] = None,
     scope: ScopeArg = None,
     as_json: JsonArg = False,
 ) -> None:
@@ -98,6 +101,7 @@ def remember(
             scope=scope,
             confidence=confidence,
             episode_id=episode,
+            supersedes=supersedes,
         )
     if as_json:
         _print_json(result.to_dict())

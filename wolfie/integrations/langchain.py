@@ -48,9 +48,11 @@ class WolfieRetriever(BaseRetriever):
         return self._ranker
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
-        found = self.ranker.rank(query)
+        """``invoke(query, k=1)``: the call's ``k`` wins over the built one (LangChain's
+        convention)."""
+        found = self.ranker.rank(query, k)
         return [
             Document(
                 page_content=item_text(item),
@@ -68,7 +70,8 @@ class WolfieRetriever(BaseRetriever):
         idempotency_key: str | None = None,
     ) -> FeedbackResult:
         """Reward the episode ``documents`` came from (or an episode id): ``rating`` in
-        [-1, 1] moves every memory it injected."""
+        [-1, 1] moves every memory it injected. A scoped retriever rewards only its
+        scope's episodes."""
         episode = episode_of(documents, _metadata)
         return self.ranker.feedback(episode, rating, idempotency_key)
 

@@ -37,10 +37,12 @@ class PackRanker:
             self._pack = Pack.open(self._pack, self._root, read_only=not self.log)
         return self._pack
 
-    def rank(self, query: str) -> Recall:
-        """``recall`` (an episode to reward) or, with ``log=False``, ``search``."""
+    def rank(self, query: str, k: int | None = None) -> Recall:
+        """``recall`` (an episode to reward) or, with ``log=False``, ``search``; the
+        call's ``k`` wins over the built one."""
+        k = self.k if k is None else k
         found = front_door.recall(
-            self.pack, query, self.k, filters=self.filters, scope=self.scope, log=self.log
+            self.pack, query, k, filters=self.filters, scope=self.scope, log=self.log
         )
         if self.log:
             self.pack.flush(wait=False)  # the episode reaches other processes soon
@@ -49,7 +51,11 @@ class PackRanker:
     def feedback(
         self, episode: str, rating: float, idempotency_key: str | None = None
     ) -> FeedbackResult:
-        result = self.pack.feedback(episode, rating, idempotency_key=idempotency_key)
+        """Reward ``episode``, which a scoped retriever's scope must have recalled (as
+        every pinned door's rewards are bound: ``EpisodeLog.check_scope``)."""
+        result = self.pack.feedback(
+            episode, rating, idempotency_key=idempotency_key, scope=self.scope
+        )
         self.pack.flush()
         return result
 

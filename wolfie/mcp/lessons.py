@@ -70,34 +70,49 @@ class SampledLessons:
         self._sent: dict[str, deque[float]] = {}  # per session: when it was asked
 
     async def earned(
-        self, ctx: Context, episode_id: str, memory_ids: list[str]
+        self, ctx: Context, episode_id: str, memory_ids: list[str], scope: str | None
     ) -> tuple[LessonNote, ...]:
-        """After a reward: lessons for the memories it moved (memories, not knowledge
-        chunks, at most ``per_call``), the rest kept."""
+        """After a reward by a caller in ``scope``: lessons for the memories it moved
+        (memories, not knowledge chunks, at most ``per_call``), the rest kept."""
         if not self.limits.enabled or not memory_ids:
             return ()
         kinds = await anyio.to_thread.run_sync(self._kinds, memory_ids)
         wanted = [m for m in memory_ids if kinds.get(m) == schemas.KIND_MEMORY]
-        return await self._write(ctx, wanted, episode_id, fallback=False)
+        return await self._write(ctx, wanted, episode_id, scope, fallback=False)
 
     async def distill(
-        self, ctx: Context, memory_ids: list[str], episode_id: str | None
+        self, ctx: Context, memory_ids: list[str], episode_id: str | None, scope: str | None
     ) -> tuple[LessonNote, ...]:
-        """Lessons for ``memory_ids`` now; without sampling the template writes them."""
-        return await self._write(ctx, memory_ids, episode_id, fallback=True)
+        """Lessons for ``memory_ids`` now, in ``scope``; without sampling the template
+        writes them."""
+        return await self._write(ctx, memory_ids, episode_id, scope, fallback=True)
 
     async def _write(
-        self, ctx: Context, memory_ids: list[str], episode_id: str | None, *, fallback: bool
+        self,
+        ctx: Context,
+        memory_ids: list[str],
+        episode_id: str | None,
+        scope: str | None,
+        *,
+        fallback: bool,
     ) -> tuple[LessonNote, ...]:
+        """A lesson is written in the scope of its writer: a scoped caller's lesson of a
+        shared memory is its scope's alone (packs/lessons/one_memory.py), and the
+        evidence it is asked with holds only what its scope sees."""
         wanted = list(dict.fromkeys(memory_ids))
         asked, rest = wanted[: self.limits.per_call], wanted[self.limits.per_call :]
-        found = await anyio.to_thread.run_sync(evidence_for, self.pack, asked)
-        notes = [await self._one(ctx, evidence, episode_id, fallback) for evidence in found]
+        found = await anyio.to_thread.run_sync(evidence_for, self.pack, asked, scope)
+        episode = (episode_id, scope)
+        notes = [await self._one(ctx, evidence, episode, fallback) for evidence in found]
         limit = f"at most {self.limits.per_call} lessons per call"
         return (*notes, *(LessonNote(m, "kept", reason=limit) for m in rest))
 
     async def _one(
-        self, ctx: Context, evidence: LessonEvidence, episode_id: str | None, fallback: bool
+        self,
+        ctx: Context,
+        evidence: LessonEvidence,
+        episode: tuple[str | None, str | None],
+        fallback: bool,
     ) -> LessonNote:
         why = self._refusal(ctx)
         if why is None:
@@ -106,12 +121,12 @@ class SampledLessons:
             except (LessonWriterError, MCPError, TimeoutError) as exc:
                 why = _why(exc, self.limits.timeout_s)
             else:
-                await self._store(evidence, lesson, SAMPLING_WRITER, model, episode_id)
+                await self._store(evidence, lesson, SAMPLING_WRITER, model, episode)
                 return LessonNote(evidence.memory_id, "written", SAMPLING_WRITER, model)
         if not fallback:
             return LessonNote(evidence.memory_id, "kept", reason=why)
         lesson = TemplateLessonWriter().write(evidence)
-        await self._store(evidence, lesson, TemplateLessonWriter.name, None, episode_id)
+        await self._store(evidence, lesson, TemplateLessonWriter.name, None, episode)
         return LessonNote(evidence.memory_id, "template", TemplateLessonWriter.name, reason=why)
 
     def _refusal(self, ctx: Context) -> str | None:
@@ -138,11 +153,19 @@ class SampledLessons:
         lesson: str,
         writer: str,
         model: str | None,
-        episode_id: str | None,
+        episode: tuple[str | None, str | None],
     ) -> None:
+        episode_id, scope = episode
+
         def write() -> None:
             store_lesson(
-                self.pack, evidence, lesson, writer=writer, model=model, episode_id=episode_id
+                self.pack,
+                evidence,
+                lesson,
+                writer=writer,
+                model=model,
+                episode_id=episode_id,
+                scope=scope,
             )
 
         await anyio.to_thread.run_sync(write)

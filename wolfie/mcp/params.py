@@ -113,6 +113,11 @@ PARAMS: dict[str, Param] = {
         "low one holds it on probation until a repeat or a positive reward confirms it.",
         {"ge": 0.0, "le": 1.0, "allow_inf_nan": False},
     ),
+    "supersedes": Param(
+        "The id of a memory this one corrects, stated outright: it is stored as a new memory "
+        "and supersedes that one (a memory of your scope).",
+        {"min_length": 1, "max_length": ID_CHARS},
+    ),
     "purge": Param(
         "Also remove the older stored versions and files that still hold the rows, now "
         "(else the nightly maintain-pack does)."

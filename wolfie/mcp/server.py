@@ -239,6 +239,7 @@ def _tools(
         scope: str | None = None,
         confidence: float | None = None,
         episode_id: str | None = None,
+        supersedes: str | None = None,
     ) -> RememberResult:
         return front_door.remember(
             pack,
@@ -250,14 +251,17 @@ def _tools(
             scope=guard(scope),
             confidence=confidence,
             episode_id=episode_id,
+            supersedes=supersedes,
         )
 
-    async def rewarded(ctx: Context, reward: Callable[[], FeedbackResult]) -> Rewarded:
-        """Apply and store the reward, then ask for the lessons it earned."""
+    async def rewarded(
+        ctx: Context, reward: Callable[[], FeedbackResult], scope: str | None
+    ) -> Rewarded:
+        """Apply and store the reward, then ask for the lessons it earned (``scope``'s)."""
         result = await anyio.to_thread.run_sync(reward)
         await anyio.to_thread.run_sync(pack.flush)  # stored before any sampling
         moved = [] if result.duplicate else list(result.track_records)
-        return with_lessons(result, await sampled.earned(ctx, result.episode_id, moved))
+        return with_lessons(result, await sampled.earned(ctx, result.episode_id, moved, scope))
 
     async def feedback(
         episode_id: str,
@@ -266,11 +270,11 @@ def _tools(
         idempotency_key: str | None = None,
         scope: str | None = None,
     ) -> Rewarded:
+        scope = guard(scope)
         return await rewarded(
             ctx,
-            lambda: pack.feedback(
-                episode_id, rating, idempotency_key=idempotency_key, scope=guard(scope)
-            ),
+            lambda: pack.feedback(episode_id, rating, idempotency_key=idempotency_key, scope=scope),
+            scope,
         )
 
     def signal(
@@ -290,11 +294,11 @@ def _tools(
         idempotency_key: str | None = None,
         scope: str | None = None,
     ) -> Rewarded:
+        scope = guard(scope)
         return await rewarded(
             ctx,
-            lambda: pack.outcome(
-                episode_id, amount, idempotency_key=idempotency_key, scope=guard(scope)
-            ),
+            lambda: pack.outcome(episode_id, amount, idempotency_key=idempotency_key, scope=scope),
+            scope,
         )
 
     async def resolve(
@@ -305,18 +309,14 @@ def _tools(
         idempotency_key: str | None = None,
         scope: str | None = None,
     ) -> Resolved:
+        scope = guard(scope)
         done = await anyio.to_thread.run_sync(
             lambda: front_door.resolve(
-                pack,
-                episode_id,
-                response,
-                success,
-                idempotency_key=idempotency_key,
-                scope=guard(scope),
+                pack, episode_id, response, success, idempotency_key=idempotency_key, scope=scope
             )
         )
         await anyio.to_thread.run_sync(pack.flush)  # stored before any sampling
-        notes = await sampled.earned(ctx, episode_id, list(done.rewarded))
+        notes = await sampled.earned(ctx, episode_id, list(done.rewarded), scope)
         return dataclasses.replace(done, lessons=notes)
 
     async def distill(
@@ -325,16 +325,18 @@ def _tools(
         episode_id: str | None = None,
         scope: str | None = None,
     ) -> Distilled:
+        scope = guard(scope)
+
         def chosen() -> list[str]:
             if (memory_ids is None) == (episode_id is None):
                 raise InvalidInput("distill takes memory_ids or an episode_id (one of them).")
             ids = memory_ids or episode_memories(pack, episode_id or "")
             for memory_id in ids:
-                front_door.require_visible(pack, memory_id, guard(scope))
+                front_door.require_visible(pack, memory_id, scope)
             return ids
 
         ids = await anyio.to_thread.run_sync(chosen)
-        return Distilled(await sampled.distill(ctx, ids, episode_id))
+        return Distilled(await sampled.distill(ctx, ids, episode_id, scope))
 
     def forget(
         memory_ids: list[str] | None = None,

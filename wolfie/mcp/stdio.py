@@ -8,9 +8,12 @@ gets 400. Here every line is first parsed with the SDK's own adapter
 (``jsonrpc_message_adapter``); a line it refuses is answered on stdout at once with a
 JSON-RPC error, and never reaches the session:
 
-- ``-32602`` (invalid params), with the request's id, when the line is a JSON object
-  whose ``id`` Python can read;
-- ``-32700`` (parse error), with ``"id": null``, otherwise.
+- ``-32602`` (invalid params), with the request's id, when Python reads the line as a
+  JSON object (a lone surrogate, a 5,000-digit number the SDK refuses);
+- ``-32700`` (parse error) otherwise (nesting past Python's recursion limit, a line cut
+  short, no JSON), with the request's id when a shallow read of the line's top level
+  finds one (issue 42: a request nested 1,000 deep in ``remember``'s metadata is
+  answered with its own id), else ``"id": null``.
 
 Both writers (these answers and the SDK's responses) share one locked stdout, a whole
 line per write, so answers never interleave. As the SDK's own transport does, the wire
@@ -25,6 +28,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import TextIOWrapper
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, cast
 
 import anyio
@@ -99,28 +103,90 @@ def refusal(line: str) -> str | None:
         return None
     except ValidationError as exc:
         why = str(exc.errors()[0].get("msg", "unreadable"))
-    request_id = readable_id(line)
-    if request_id is None:
-        code, message = types.PARSE_ERROR, f"Parse error: {why}"
+    try:
+        value = json.loads(line, parse_int=_small_int)
+    except (ValueError, RecursionError):
+        parsed, found = False, shallow_id(line)
     else:
+        parsed, found = True, value.get("id") if isinstance(value, dict) else None
+    request_id = _usable(found)
+    if parsed and request_id is not None:
         code, message = types.INVALID_PARAMS, f"Invalid params: {why}"
+    else:
+        code, message = types.PARSE_ERROR, f"Parse error: {why}"
     error = types.ErrorData(code=code, message=message)
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json()
 
 
-def readable_id(line: str) -> int | str | None:
-    """The ``id`` of the JSON object ``line``, if Python reads the line and the id is an
-    int or valid Unicode text; None otherwise (deep nesting, a 5,000-digit id...)."""
-    try:
-        value = json.loads(line, parse_int=_small_int)
-    except (ValueError, RecursionError):
-        return None
-    found = value.get("id") if isinstance(value, dict) else None
+def _usable(found: object) -> int | str | None:
     if isinstance(found, bool) or not isinstance(found, int | str):
         return None
     if isinstance(found, str) and lone_surrogate(found) is not None:
         return None
     return found
+
+
+def shallow_id(line: str) -> object:
+    """The value of the top-level ``"id"`` of a line that starts as a JSON object, read
+    without descending into the other members' values (skipped by counting brackets,
+    with no recursion), so nesting or a cut-short tail after the id doesn't hide it;
+    None when the line doesn't read that far."""
+    text = line.strip()
+    try:
+        at = _space(text, 0)
+        if text[at] != "{":
+            return None
+        at += 1
+        while True:
+            at = _space(text, at)
+            if text[at] != '"':
+                return None
+            key, at = scanstring(text, at + 1)
+            at = _space(text, at)
+            if text[at] != ":":
+                return None
+            at = _space(text, at + 1)
+            if key == "id":
+                return _DECODER.raw_decode(text, at)[0]
+            at = _space(text, _skip(text, at))
+            if text[at] != ",":
+                return None
+            at += 1
+    except (ValueError, IndexError, RecursionError):
+        return None
+
+
+_DECODER = json.JSONDecoder(parse_int=lambda digits: _small_int(digits))  # the id alone
+_SPACE = " \t\n\r"
+
+
+def _space(text: str, at: int) -> int:
+    while text[at] in _SPACE:
+        at += 1
+    return at
+
+
+def _skip(text: str, at: int) -> int:
+    """Past the JSON value at ``at``: a string, a bracketed value (by depth), a scalar."""
+    if text[at] == '"':
+        return scanstring(text, at + 1)[1]
+    if text[at] not in "[{":
+        while text[at] not in ",}]" + _SPACE:
+            at += 1
+        return at
+    depth = 0
+    while True:
+        char = text[at]
+        if char == '"':
+            at = scanstring(text, at + 1)[1]
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
 
 
 def _small_int(digits: str) -> int | None:

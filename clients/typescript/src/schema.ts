@@ -233,7 +233,7 @@ export interface components {
             position: number;
             /**
              * Title
-             * @description A heading or title for it.
+             * @description A heading or title for it (at most the Pack's max_text_chars).
              */
             title?: string | null;
             /**
@@ -601,6 +601,8 @@ export interface components {
              * @default 0
              */
             lexical: number;
+            /** Lesson By */
+            lesson_by?: string | null;
             /** Source */
             source?: string | null;
             /** Title */
@@ -648,6 +650,11 @@ export interface components {
              * @description A user or session id: the call sees that scope's rows and the shared ones, and writes into that scope. Pass the same scope on every call for one user.
              */
             scope?: string | null;
+            /**
+             * Supersedes
+             * @description The id of a memory this one corrects, stated outright: it is stored as a new memory and supersedes that one (a memory of your scope).
+             */
+            supersedes?: string | null;
         };
         /**
          * RememberResult
