@@ -16,7 +16,7 @@ from packs.errors import MissingExtra
 EXTRAS: dict[str, tuple[str, ...]] = {
     "batch": ("prefect", "prefect_dask", "boto3"),
     "media": ("faster_whisper", "yt_dlp"),
-    "evals": ("ragas", "langchain_community", "rapidfuzz", "jiwer", "matplotlib", "rouge_score"),
+    "evals": ("ragas", "langchain_community", "rapidfuzz", "jiwer", "matplotlib"),
 }
 
 
