@@ -5,7 +5,6 @@ under ``out/ui/``, the repo's ignored output folder)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,21 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "out" / "ui"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# docs/field-notes.md: without the background-networking flags Chromium floods the closed network.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium"),
