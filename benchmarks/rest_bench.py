@@ -25,13 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import subprocess
 import sys
-import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +36,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script, find the parts
 
-from recallbench.corpus import build_pack, generate_sentences
+from recallbench.corpus import prepared_pack, run_meta
 from recallbench.stats import LatencyStats, interleaved
 
 from packs import Pack
-from packs.embeddings import default_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 OUT_DIR = Path("out/bench")
@@ -138,19 +134,10 @@ def markdown(meta: dict[str, Any], stats: dict[str, LatencyStats]) -> str:
 
 def main() -> None:
     args = parse_args()
-    root = args.root or Path(tempfile.mkdtemp(prefix="wolfie-rest-"))
-    pack = f"rest{args.rows}"
-    sentences = generate_sentences(600 + args.calls + WARM_CALLS, random.Random(args.seed))
-    texts, queries = sentences[:600], sentences[600:]
-    if not (root / pack).exists():
-        build_pack(root, pack, args.rows, texts, default_embedder().embed(texts), args.seed)
-    meta: dict[str, Any] = {
-        "started": datetime.now(UTC).isoformat(timespec="seconds"),
-        "rows": args.rows,
-        "calls": args.calls,
-        "cpus": os.cpu_count(),
-        "load_before": round(os.getloadavg()[0], 2),
-    }
+    root, pack, queries = prepared_pack(
+        args.root, "rest", args.rows, args.calls + WARM_CALLS, args.seed
+    )
+    meta = run_meta(rows=args.rows, calls=args.calls)
     started = time.perf_counter()
     stats = measure(root, pack, queries, args.seed)
     meta["load_after"] = round(os.getloadavg()[0], 2)

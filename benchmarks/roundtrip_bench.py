@@ -28,14 +28,11 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +40,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script, find the parts
 
-from recallbench.corpus import build_pack, generate_sentences
+from recallbench.corpus import prepared_pack, run_meta
 from recallbench.stats import LatencyStats
-
-from packs.embeddings import default_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 OUT_DIR = Path("out/bench")
@@ -209,18 +204,10 @@ def markdown(meta: dict[str, Any], cold: dict[str, Any], warm: dict[str, Any]) -
 
 def main() -> None:
     args = parse_args()
-    root = args.root or Path(tempfile.mkdtemp(prefix="wolfie-roundtrip-"))
-    pack = f"roundtrip{args.rows}"
-    sentences = generate_sentences(600 + args.calls + 40, random.Random(args.seed))
-    texts, queries = sentences[:600], sentences[600:]
-    if not (root / pack).exists():
-        build_pack(root, pack, args.rows, texts, default_embedder().embed(texts), args.seed)
-    meta: dict[str, Any] = {
-        "started": datetime.now(UTC).isoformat(timespec="seconds"),
-        "rows": args.rows,
-        "cpus": os.cpu_count(),
-        "load_before": round(os.getloadavg()[0], 2),
-    }
+    root, pack, queries = prepared_pack(
+        args.root, "roundtrip", args.rows, args.calls + 40, args.seed
+    )
+    meta = run_meta(rows=args.rows)
     cold = cold_cli(root, pack, args.repeats, queries)
     warm = warm_mcp(root, pack, queries[: args.calls + 5])
     meta["load_after"] = round(os.getloadavg()[0], 2)

@@ -1,6 +1,6 @@
 """Admission control off against on, on a committed noisy stream (issue 30).
 
-``data/admission/stream.jsonl`` (provenance in its README) mixes real-looking notes with
+``packs/data/admission/stream.jsonl`` (provenance in its README) mixes real-looking notes with
 chatter, repeats, corrections, contradictions and low-confidence guesses whose episodes
 are later rewarded (+1 when the guess was right, -1 when wrong). Each seed interleaves
 the threads (a fact's items keep their order) and plays them through the public API
@@ -33,9 +33,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from packs.data import bundled
 from packs.errors import InvalidInput
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "admission"
+DATA = bundled("admission")  # package data: a wheel ships it
 KINDS = ("note", "chatter", "repeat", "correction", "contradiction", "guess", "outcome")
 K = 3  # the Pack's default k2 (MemRL)
 SWEEP = {"novelty_floor": (0.65, 0.75, 0.85), "correction_band": (0.70, 0.75, 0.80)}

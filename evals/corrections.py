@@ -1,6 +1,6 @@
 """Choose how ``remember`` tells a repeat from a correction, by measurement (issue 30).
 
-``data/corrections/response_pairs.jsonl`` holds hand-labelled pairs of memories of one
+``packs/data/corrections/response_pairs.jsonl`` holds hand-labelled pairs of memories of one
 situation: a stored response and a new one that repeats it (merge) or corrects it (a new
 fact that supersedes the old). :func:`packs.admission.compare.compare_responses` finds
 new values, negation and step-order flips; the response cosine decides the rest. This
@@ -34,11 +34,10 @@ import numpy as np
 from evals.dedup import f_beta
 from evals.jsonl import read_objects
 from packs.admission.compare import Comparison, compare_responses
+from packs.data import bundled
 from packs.errors import InvalidInput
 
-DEFAULT_PAIRS = (
-    Path(__file__).resolve().parents[1] / "data" / "corrections" / "response_pairs.jsonl"
-)
+DEFAULT_PAIRS = bundled("corrections", "response_pairs.jsonl")  # package data: a wheel ships it
 SWEEP_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.01 * i, 2) for i in range(50))
 SHOWN_THRESHOLDS: tuple[float, ...] = (0.50, 0.60, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95)
 LABELS = ("repeat", "correction")

@@ -2,13 +2,13 @@
 
 ``Pack.remember`` merges a new memory into the nearest stored one when the cosine of
 their intent embeddings is at least ``dedup_threshold``. This eval embeds every pair in
-``data/dedup/intent_pairs.jsonl`` with the default embedder, sweeps the threshold and
+``packs/data/dedup/intent_pairs.jsonl`` with the default embedder, sweeps the threshold and
 picks the one with the best F0.5: precision counts twice as much as recall, because a
 false merge loses a memory while a missed merge only stores a near-copy.
 
 How to run (from the repository root)::
 
-    python -m evals.dedup [--pairs data/dedup/intent_pairs.jsonl] [--out out/dedup]
+    python -m evals.dedup [--pairs packs/data/dedup/intent_pairs.jsonl] [--out out/dedup]
 
 It prints the sweep and writes ``dedup.json`` and ``dedup.md`` under ``--out``;
 ``docs/dedup.md`` quotes them.
@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from evals.jsonl import read_objects
+from packs.data import bundled
 from packs.errors import InvalidInput
 
-DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "data" / "dedup" / "intent_pairs.jsonl"
+DEFAULT_PAIRS = bundled("dedup", "intent_pairs.jsonl")  # package data: a wheel ships it
 SWEEP_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.01 * i, 2) for i in range(46))
 SHOWN_THRESHOLDS: tuple[float, ...] = (0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95)
 BOOTSTRAP_RESAMPLES = 2000

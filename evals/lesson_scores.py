@@ -1,7 +1,7 @@
 """Score a lesson writer against hand-written reference lessons, with no LLM (issue 30).
 
-``data/lessons/episodes.jsonl`` holds 54 episodes (a memory, its outcome and its rewards)
-with a reference lesson written by hand (provenance: ``data/lessons/README.md``). A
+``packs/data/lessons/episodes.jsonl`` holds 54 episodes (a memory, its outcome and its rewards)
+with a reference lesson written by hand (provenance: ``packs/data/lessons/README.md``). A
 writer (the template, an OpenAI-compatible endpoint, a client's model over MCP sampling,
 or the recorded response as a floor) writes a lesson for each; each is scored against
 its reference:
@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from evals.jsonl import read_objects
+from packs.data import bundled
 from packs.errors import InvalidInput
 from packs.learning.ema import RewardStep, fold
 from packs.lessons.writers import (
@@ -49,7 +50,7 @@ from packs.lessons.writers import (
 )
 from packs.records import Record
 
-DEFAULT_EPISODES = Path(__file__).resolve().parents[1] / "data" / "lessons" / "episodes.jsonl"
+DEFAULT_EPISODES = bundled("lessons", "episodes.jsonl")  # package data: a wheel ships it
 ALPHA, CONFIDENCE_RATE = 0.3, 0.1  # the Pack defaults (MemRL's alpha; docs/settings.md)
 STANCES = ("do", "avoid")
 _TAG = re.compile(r"^\s*\[[^\]]*\]\s*")  # "[template lesson] ..." opens with a tag

@@ -1,9 +1,9 @@
 """The optional parts of the install, and the one message for a missing one.
 
 ``pip install wolfie`` is the engine, the CLI and the MCP server. The batch system
-(Prefect flows and deployments, Dask), media ingestion (faster-whisper, yt-dlp) and the
-evals (ragas, the plots) are extras (``pyproject.toml``); the two README commands install
-them all (``.[all]``).
+(Prefect flows and deployments, Dask), media ingestion (faster-whisper, yt-dlp), the
+evals (ragas, the plots) and the LangChain and LlamaIndex retrievers are extras
+(``pyproject.toml``); the two README commands install them all (``.[all]``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ from packs.errors import MissingExtra
 EXTRAS: dict[str, tuple[str, ...]] = {
     "batch": ("prefect", "prefect_dask", "boto3"),
     "media": ("faster_whisper", "yt_dlp"),
-    "evals": ("ragas", "langchain_community", "rapidfuzz", "jiwer", "matplotlib", "rouge_score"),
+    "evals": ("ragas", "langchain_community", "rapidfuzz", "jiwer", "matplotlib"),
+    # The retrievers of wolfie.integrations: each module names its extra when imported
+    # without it.
+    "langchain": ("langchain_core",),
+    "llama-index": ("llama_index",),
 }
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from packs import Pack
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "how do I rotate the signing keys"

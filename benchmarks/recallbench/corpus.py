@@ -273,3 +273,33 @@ def build_knowledge_pack(root: Path, name: str, size: int, seed: int) -> tuple[f
         )
         storage_of(pack).optimize(schemas.MEMORIES)
     return time.perf_counter() - start, texts
+
+
+def prepared_pack(
+    root: Path | None, prefix: str, rows: int, queries: int, seed: int
+) -> tuple[Path, str, list[str]]:
+    """The Pack ``{prefix}{rows}`` under ``root`` (a new temporary folder when None),
+    built once from 600 embedded sentences, and ``queries`` further sentences to ask."""
+    import tempfile
+
+    from packs.embeddings import default_embedder
+
+    root = root or Path(tempfile.mkdtemp(prefix=f"wolfie-{prefix}-"))
+    pack = f"{prefix}{rows}"
+    sentences = generate_sentences(600 + queries, random.Random(seed))
+    texts, asked = sentences[:600], sentences[600:]
+    if not (root / pack).exists():
+        build_pack(root, pack, rows, texts, default_embedder().embed(texts), seed)
+    return root, pack, asked
+
+
+def run_meta(**fields: Any) -> dict[str, Any]:
+    """When a run started, its parameters, the CPUs and the load average before it."""
+    import os
+
+    return {
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        **fields,
+        "cpus": os.cpu_count(),
+        "load_before": round(os.getloadavg()[0], 2),
+    }

@@ -6,7 +6,7 @@ fact that supersedes the old one, issue 30). The embedding alone can't: "The sta
 database host is db-old.internal" is at cosine 0.903 to its repeat "Staging DB host:
 db-old.internal" and at 0.885 to its correction "... moved to db-new.internal"
 (all-MiniLM-L6-v2). What changes in a correction is a value, a negation or an order,
-so four checks decide, each measured on ``data/corrections/response_pairs.jsonl``
+so four checks decide, each measured on ``packs/data/corrections/response_pairs.jsonl``
 (``python -m evals.corrections``, docs/corrections.md):
 
 - **values**: the new response names a value the old one did not: a token with a digit,

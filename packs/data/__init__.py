@@ -2,12 +2,15 @@
 
 - ``models/all-MiniLM-L6-v2/``: the default embedder's tokenizer (``packs/embeddings``);
 - ``demo/``: the demo bundle (``wolfie demo``, ``flows/demo.py``);
-- ``media/``: the demo's voice note.
+- ``media/``: the demo's voice note;
+- ``lessons/``, ``admission/``, ``corrections/``, ``dedup/``: the labelled sets that
+  ``wolfie lessons score`` and ``python -m evals.admission`` / ``evals.corrections`` /
+  ``evals.dedup`` read by default (each folder's README gives its provenance).
 
 Read through :func:`bundled`, never from a path beside a checkout: a built wheel holds
 these files under ``site-packages/packs/data/`` (``tests/packaging/test_wheel.py``
-installs one away from the checkout). Eval corpora a person runs by hand (``data/evals``,
-``data/dedup``) stay in the repository.
+installs one away from the checkout). The learning benchmark's corpora (``data/evals``,
+3 MB, which ``wolfie learn-bench --corpus`` names) stay in the repository.
 """
 
 from __future__ import annotations

@@ -17,20 +17,19 @@ The main index is rebuilt when the tail passes :data:`TAIL_SHARE` of it (or alwa
 small Pack): a rebuild costs about 2 s per 100k rows on the shared 2-core box
 (``benchmarks/recall_bench.py``). Rows are keyed by id and text, so a row rewritten with
 the same text (every utility update rewrites a Lance row) costs nothing here.
+
+bm25s (and scipy under it) load on first use, from :mod:`packs.recall.bm25`, so
+``from packs import Pack`` pays none of them (issue 45).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import bm25s
 import numpy as np
-import Stemmer
-from bm25s import scoring
 from numpy.typing import NDArray
 
 from packs.store.schemas import TEXT_COLUMNS
@@ -38,12 +37,6 @@ from packs.store.schemas import TEXT_COLUMNS
 # Hand-set: below this many rows a full rebuild is cheap enough to beat keeping a tail.
 REBUILD_ROWS = 10_000
 TAIL_SHARE = 0.1  # hand-set: rebuild once the tail holds a tenth of the main index's rows
-
-_STEMMER = Stemmer.Stemmer("english")
-# bm25s sets its own logger to DEBUG when imported, so every index build printed
-# "DEBUG:bm25s:Building index from IDs" wherever logging has a handler (the MCP server's
-# stderr, Prefect's logs). Its warnings still show.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 def row_text(columns: Mapping[str, Sequence[Any]], i: int) -> str:
@@ -81,60 +74,9 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """Lower-cased, stop words out, stemmed (bm25s' tokenizer with PyStemmer)."""
     if not texts:
         return []
-    out = bm25s.tokenize(
-        list(texts), stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
-    )
-    return [list(tokens) for tokens in out]
+    from packs.recall import bm25  # bm25s and scipy load on a recall's first words
 
-
-class _Scorer(bm25s.BM25):
-    """A bm25s index whose IDF and average length come from a larger corpus (main plus
-    tail), built by bm25s' own scoring functions (the override point bm25s documents)."""
-
-    def __init__(self, doc_freqs: dict[int, int], n_docs: int, avg_len: float) -> None:
-        super().__init__()
-        self._df, self._n, self._avg = doc_freqs, n_docs, avg_len
-
-    def build_index_from_ids(
-        self,
-        unique_token_ids: list[int],
-        corpus_token_ids: list[list[int]],
-        show_progress: bool = False,
-        leave_progress: bool = False,
-    ) -> dict[str, Any]:
-        self.nonoccurrence_array = None
-        local = scoring._calculate_doc_freqs(
-            corpus_tokens=corpus_token_ids, unique_tokens=unique_token_ids, show_progress=False
-        )
-        idf = scoring._build_idf_array(
-            doc_frequencies={t: self._df.get(t, 0) for t in unique_token_ids},
-            n_docs=self._n,
-            compute_idf_fn=scoring._select_idf_scorer(self.idf_method),
-            dtype=self.dtype,
-        )
-        data, rows, cols = scoring._build_scores_and_indices_for_matrix(
-            corpus_token_ids=corpus_token_ids,
-            idf_array=idf,
-            avg_doc_len=self._avg,
-            doc_frequencies=local,
-            k1=self.k1,
-            b=self.b,
-            delta=self.delta,
-            nonoccurrence_array=None,
-            method=self.method,
-            dtype=self.dtype,
-            int_dtype=self.int_dtype,
-            show_progress=False,
-        )
-        data, indices, indptr = self._np_csc(
-            data=data, rows=rows, cols=cols, shape=(len(corpus_token_ids), len(unique_token_ids))
-        )
-        return {
-            "data": data.astype(self.dtype),
-            "indices": indices,
-            "indptr": indptr,
-            "num_docs": len(corpus_token_ids),
-        }
+    return bm25.tokenize(texts)
 
 
 @dataclass(frozen=True)
@@ -163,10 +105,10 @@ class LexicalIndex:
         self._dead: NDArray[np.bool_] | None = None  # ~_alive as an array, made on demand
         self._doc_of: dict[str, int] = {}  # id -> its live document
         self._digest: dict[str, int] = {}  # id -> hash of the text indexed
-        self._main: bm25s.BM25 | None = None
+        self._main: Any = None  # a bm25s.BM25
         self._main_docs = 0  # documents [0, main_docs) are in the main index
         self._main_vocab = 0
-        self._tail: _Scorer | None = None
+        self._tail: Any = None  # a bm25.TailScorer
         self._tail_stale = False
 
     @property
@@ -263,7 +205,9 @@ class LexicalIndex:
         self._main_docs, self._main_vocab = len(live), len(self._vocab)
         self.builds += 1
         if live:
-            main = bm25s.BM25()
+            from packs.recall import bm25
+
+            main = bm25.bm25s.BM25()
             main.index(
                 (_lists(self._docs), dict(self._vocab)),
                 create_empty_token=False,
@@ -278,7 +222,9 @@ class LexicalIndex:
             for token in set(self._docs[d].tolist()):
                 freqs[token] = freqs.get(token, 0) + 1
         avg = float(np.mean([len(self._docs[d]) for d in docs])) if docs else 1.0
-        tail = _Scorer(freqs, len(docs), max(avg, 1.0))
+        from packs.recall import bm25
+
+        tail = bm25.TailScorer(freqs, len(docs), max(avg, 1.0))
         tail.index(
             (_lists(self._docs[self._main_docs :]), dict(self._vocab)),
             create_empty_token=False,

@@ -1,6 +1,6 @@
 """Admission control settings (issue 30): what ``remember`` stores, holds on probation or
 refuses, when the Pack's policy is on. Sources of every default: ``docs/settings.md``
-and ``docs/admission.md`` (measured on ``data/admission/``)."""
+and ``docs/admission.md`` (measured on ``packs/data/admission/``)."""
 
 from __future__ import annotations
 

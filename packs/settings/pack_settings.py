@@ -33,7 +33,7 @@ from packs.settings.rewards import RewardSettings
 DEFAULT_DEDUP_THRESHOLD = 0.89
 # Measured in docs/corrections.md: two responses of one situation are the same fact (a
 # repeat that merges) only at this response cosine or above, with no new value, negation
-# or step order; best F0.5 on data/corrections/response_pairs.jsonl (issue 30).
+# or step order; best F0.5 on packs/data/corrections/response_pairs.jsonl (issue 30).
 DEFAULT_CORRECTION_THRESHOLD = 0.88
 
 GROUPS: dict[str, type[Group]] = {

@@ -27,14 +27,12 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from lancedb.index import BTree, IvfSq, LabelList
-
 from packs.store import schemas, tombstones
 from packs.store.filters import in_clause
 from packs.store.fulltext import text_config
 from packs.store.gateway import PackStore
 from packs.store.lifecycle import timestamp_literal
-from packs.store.maintenance import ROWS_PER_PARTITION
+from packs.store.maintenance import btree, ivf_sq, label_list
 from packs.store.scopes import recalled_in
 
 ID_CHUNK = 1_000  # ids per IN (...) clause (hand-set: one commit each, short SQL)
@@ -67,9 +65,9 @@ TEXT_TABLES = frozenset(
 _REBUILD: dict[str, Callable[[], Any]] = {
     "FTS": text_config,
     "INVERTED": text_config,
-    "BTREE": BTree,
-    "LABELLIST": LabelList,
-    "IVFSQ": lambda: IvfSq(distance_type="cosine", target_partition_size=ROWS_PER_PARTITION),
+    "BTREE": btree,
+    "LABELLIST": label_list,
+    "IVFSQ": ivf_sq,
 }
 
 

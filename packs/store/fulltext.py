@@ -16,8 +16,6 @@ import logging
 from typing import Any
 
 import pyarrow as pa
-from lancedb.index import FTS
-from lancedb.query import FullTextOperator, MultiMatchQuery
 
 from packs.store import schemas
 from packs.store.gateway import PackStore
@@ -36,8 +34,11 @@ def has_text_index(store: PackStore) -> bool:
     return store.text_indexed
 
 
-def text_config() -> FTS:
-    """The full-text index of each text column: English stemming and stop words."""
+def text_config() -> Any:
+    """The full-text index of each text column: English stemming and stop words (an
+    ``lancedb.index.FTS``; lancedb's modules load only when used: quick_import.py)."""
+    from lancedb.index import FTS
+
     return FTS(language="English", stem=True, remove_stop_words=True)
 
 
@@ -60,6 +61,8 @@ def text_search(
     (a Pack made before it, opened read-only)."""
     if not has_text_index(store):
         return None
+    from lancedb.query import FullTextOperator, MultiMatchQuery
+
     match = MultiMatchQuery(query, list(TEXT_COLUMNS), boosts=None, operator=FullTextOperator.OR)
 
     def read(table: Any) -> pa.Table:

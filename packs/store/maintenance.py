@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-
-from lancedb.index import BTree, IvfSq, LabelList
+from typing import Any
 
 from packs.store import schemas
 from packs.store.gateway import VECTOR_COLUMN, PackStore
@@ -62,22 +61,42 @@ def maintain_store(
     return MaintenanceReport(before, after, removed, built)
 
 
+def btree() -> Any:
+    """A scalar B-tree index (lancedb loads only when an index is built: quick_import.py)."""
+    from lancedb.index import BTree
+
+    return BTree()
+
+
+def label_list() -> Any:
+    """A label-list index over a list column (the memories' tags)."""
+    from lancedb.index import LabelList
+
+    return LabelList()
+
+
+def ivf_sq() -> Any:
+    """The ANN index of the intent vectors: IVF_SQ, cosine."""
+    from lancedb.index import IvfSq
+
+    return IvfSq(distance_type="cosine", target_partition_size=ROWS_PER_PARTITION)
+
+
 def _build_indexes(store: PackStore, threshold: int) -> list[str]:
     built = []
     for name, column in _SCALAR_KEYS.items():
         if store.count(name) < threshold or column in store.indexed_columns(name):
             continue
-        store.create_index(name, column, BTree())
+        store.create_index(name, column, btree())
         built.append(f"{name}.{column} (btree)")
     rows = store.count(schemas.MEMORIES)
     if rows >= threshold and "tags" not in store.indexed_columns(schemas.MEMORIES):
-        store.create_index(schemas.MEMORIES, "tags", LabelList())
+        store.create_index(schemas.MEMORIES, "tags", label_list())
         built.append("memories.tags (label_list)")
     if rows >= threshold and VECTOR_COLUMN not in store.indexed_columns(schemas.MEMORIES):
         # IVF_SQ, not IVF_PQ: PQ built far slower and missed exact neighbours even with
         # refinement (docs/recall.md). SQ keeps a byte per dimension, a quarter of
         # IVF_FLAT, which did no better.
-        config = IvfSq(distance_type="cosine", target_partition_size=ROWS_PER_PARTITION)
-        store.create_index(schemas.MEMORIES, VECTOR_COLUMN, config)
+        store.create_index(schemas.MEMORIES, VECTOR_COLUMN, ivf_sq())
         built.append("memories.intent_embedding (ivf_sq, cosine)")
     return built

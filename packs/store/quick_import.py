@@ -1,12 +1,22 @@
-"""``import lancedb`` without its REST namespace client's start-up cost.
+"""``import lancedb`` without its start-up cost until a Pack is opened, and without its
+REST namespace client's ever.
 
-LanceDB 0.40 imports ``lance_namespace``, which imports the package
-``lance_namespace_urllib3_client``, whose ``__init__`` imports every generated REST API
-module; each decorates its methods with pydantic's ``validate_call``, which builds a
-validator per method at import. That was 2.7 s of a 4.2 s ``import lancedb`` on the
-shared 2-core box (``python -X importtime``), paid by every ``wolfie`` command that opens
-a Pack (issue 24), for a client that only LanceDB's REST namespaces use, never a folder
-or ``s3://`` Pack.
+**lancedb itself** (issue 45): its import (the native library, ``lance_namespace`` and
+its generated pydantic models, ``pyarrow.dataset``) was most of ``from packs import
+Pack``: 3.2 s against 0.40 s for ``import numpy, pyarrow, pydantic``. So no module
+imports lancedb at its top: ``PackStore`` imports it when it first connects
+(``tables.py``), and the index configurations are made inside functions
+(``maintenance.py``, ``fulltext.py``); ``tests/wolfie/test_import_budget.py`` keeps
+it so.
+
+**Its REST client**: LanceDB 0.40 (and 0.41, the newest, with lance-namespace 0.13, the
+newest: checked in December 2026, neither imports it lazily) imports ``lance_namespace``,
+which imports the package ``lance_namespace_urllib3_client``, whose ``__init__`` imports
+every generated REST API module; each decorates its methods with pydantic's
+``validate_call``, which builds a validator per method at import. That was 2.7 s of a
+4.2 s ``import lancedb`` on the shared 2-core box (``python -X importtime``), paid by
+every ``wolfie`` command that opens a Pack (issue 24), for a client that only LanceDB's
+REST namespaces use, never a folder or ``s3://`` Pack.
 
 :func:`defer_namespace_client` registers that package unexecuted (its submodules still
 import as usual: ``lance_namespace`` needs only ``.models``); the first attribute read

@@ -24,7 +24,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import lancedb
 import pyarrow as pa
 
 from packs.errors import (
@@ -68,6 +67,8 @@ class TableAccess:
     def _db(self) -> Any:
         # Connecting to a local path creates the folder, so connect only when needed.
         if self._conn is None:
+            import lancedb  # here, not at the top: `from packs import Pack` pays none of it
+
             self._conn = lancedb.connect(
                 self.location.uri,
                 storage_options=self.location.storage_options or None,

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "out" / "ui"

@@ -31,6 +31,11 @@ SHIPPED = (
     "packs/data/demo/episodes.jsonl",
     "packs/data/demo/showcase.json",
     "packs/data/media/trading_desk_note.mp3",
+    "packs/data/lessons/episodes.jsonl",
+    "packs/data/admission/stream.jsonl",
+    "packs/data/admission/questions.jsonl",
+    "packs/data/corrections/response_pairs.jsonl",
+    "packs/data/dedup/intent_pairs.jsonl",
     "packs/lessons/prompts/lesson-v1.md",
     "deployments/prefect.yaml",
 )
@@ -84,6 +89,26 @@ def test_the_cli_loop_runs_from_an_empty_folder(wheel_venv: WheelVenv):
     assert forgot["memory_ids"] == [item["id"]]
     gone = json.loads(ok(venv.run("wolfie", "recall", "missed the breakout", *pack, "--json")))
     assert gone["items"] == []
+
+
+def test_every_command_that_reads_shipped_sets_runs_from_the_wheel(wheel_venv: WheelVenv):
+    """Issue 45: ``wolfie lessons score`` from the wheel died with FileNotFoundError on
+    site-packages/data/lessons/episodes.jsonl: the labelled sets lay beside the checkout.
+    They ship in packs/data now; each command that reads one runs from an empty folder
+    with the figures the docs quote (docs/lessons.md, corrections.md, dedup.md,
+    admission.md)."""
+    venv, out = wheel_venv, str(wheel_venv.home / "out")
+    score = json.loads(
+        ok(venv.run("wolfie", "lessons", "score", "--writer", "template", "--json", "--out", out))
+    )
+    assert (score["episodes"], round(score["score"], 3)) == (54, 0.418)
+    corrections = ok(venv.run("python", "-m", "evals.corrections", "--no-pack", "--out", out))
+    assert "Chosen correction threshold: 0.88" in corrections
+    assert "Chosen dedup threshold: 0.89" in ok(
+        venv.run("python", "-m", "evals.dedup", "--out", out)
+    )
+    admission = ok(venv.run("python", "-m", "evals.admission", "--seeds", "0", "--out", out))
+    assert "| 0 | off | 109 | 89 |" in admission and "| 0 | on | 78 | 55 |" in admission
 
 
 def test_import_packs_needs_no_prefect_and_comes_from_the_venv(wheel_venv: WheelVenv):

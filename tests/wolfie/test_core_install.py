@@ -124,3 +124,32 @@ def test_the_mcp_server_lists_its_tools_without_extras(tmp_path):
             return sorted(tool.name for tool in (await s.list_tools()).tools)
 
     assert {"recall", "remember", "feedback", "search"} <= set(anyio.run(tools))
+
+
+@pytest.mark.parametrize(
+    ("module", "extra"),
+    [("langchain", "langchain"), ("llama_index", "llama-index")],
+)
+def test_an_integration_without_its_extra_names_it(module, extra):
+    """Issue 45: ``from wolfie.integrations.langchain import WolfieRetriever`` without
+    langchain-core raised a bare ModuleNotFoundError; it now raises a WolfieError that
+    names the extra, as the CLI does."""
+    probe = (
+        "import tests.support.no_extras\n"
+        "from packs.errors import MissingExtra\n"
+        "try:\n"
+        f"    from wolfie.integrations.{module} import WolfieRetriever\n"
+        "except MissingExtra as error:\n"
+        "    print('MissingExtra', error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("MissingExtra"), done.stdout
+    assert f"pip install 'wolfie[{extra}]'" in done.stdout

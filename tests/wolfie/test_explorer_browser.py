@@ -13,13 +13,13 @@ import pytest
 
 from packs import Pack
 from tests.support.api_server import api_server
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="Debian chromium (scripts/test.sh installs it)"
+        not Path(CHROMIUM).exists(), reason="Debian chromium (scripts/test.sh installs it)"
     ),
 ]
 

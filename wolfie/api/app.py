@@ -1,15 +1,16 @@
 """The REST API as a FastAPI app over open Packs (``wolfie api``).
 
 - **Routes**: ``/v1/packs/{pack}/...`` (:mod:`wolfie.api.routes`), ``GET /healthz``, the
-  OpenAPI schema at ``/openapi.json`` and its page at ``/docs``. A read-only server has
-  no write routes at all (they are absent from the schema too).
+  OpenAPI schema at ``/openapi.json`` and its pages at ``/docs`` and ``/redoc``, whose
+  scripts this server serves (:mod:`wolfie.api.docs_pages`: no CDN). A read-only server
+  has no write routes at all (they are absent from the schema too).
 - **Explorer**: the Pack explorer's pages at ``/ui`` (:mod:`wolfie.ui`, docs/explorer.md).
 - **Auth**: with a token, every ``/v1/`` and ``/ui`` request needs ``Authorization: Bearer <token>``
   (compared in constant time) or gets 401 before anything reads its body. ``/healthz``,
-  ``/openapi.json`` and ``/docs`` are open: they hold no Pack data. Without a token the
-  server binds loopback only (the command refuses another address) and answers only
-  requests whose ``Host`` is a loopback name, so a web page can't reach it through DNS
-  rebinding.
+  ``/openapi.json``, ``/docs``, ``/redoc`` and their assets are open: they hold no Pack
+  data. Without a token the server binds loopback only (the command refuses another
+  address) and answers only requests whose ``Host`` is a loopback name, so a web page
+  can't reach it through DNS rebinding.
 - **Limits**: a body over :data:`MAX_BODY_BYTES` is refused with 413 while it streams.
 - **Errors**: :mod:`wolfie.api.errors`: one envelope, one line.
 """
@@ -23,7 +24,7 @@ from typing import Any
 from fastapi import FastAPI, Security
 from fastapi.security import HTTPBearer
 
-from wolfie.api import errors, routes
+from wolfie.api import docs_pages, errors, routes
 from wolfie.api.errors import BodyTooLarge, error_response, too_large_response
 from wolfie.api.models import ErrorBody, Health
 from wolfie.api.routes import Served
@@ -141,7 +142,10 @@ def fastapi_app(served: Served, token: str | None) -> FastAPI:
         summary="Self-evolving memory for AI agents: Packs whose memories learn a utility.",
         version="1",
         responses=ERRORS,
+        docs_url=None,  # docs_pages serves /docs and /redoc from the package, no CDN
+        redoc_url=None,
     )
+    docs_pages.install(app)
     app.state.served = served
     errors.install(app)
 

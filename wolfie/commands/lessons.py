@@ -42,7 +42,7 @@ def score(
         str, typer.Option(help="template, response (the floor), openai or sampling.")
     ] = "template",
     episodes: Annotated[
-        Path | None, typer.Option(help="Reference episodes (default data/lessons).")
+        Path | None, typer.Option(help="Reference episodes (default: the shipped set).")
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="openai: the endpoint (WOLFIE_LLM_BASE_URL).")

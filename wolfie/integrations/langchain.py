@@ -16,14 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from packs.extras import missing_extra
 from packs.pack import Pack
 from packs.records import FeedbackResult
 from wolfie.integrations.ranked import PackRanker, episode_of, item_metadata, item_text
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+except ModuleNotFoundError as exc:  # a core install: name the extra, as the CLI does
+    raise (missing_extra(exc, "wolfie.integrations.langchain") or exc) from None
 
 
 class WolfieRetriever(BaseRetriever):

@@ -15,12 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-
+from packs.extras import missing_extra
 from packs.pack import Pack
 from packs.records import FeedbackResult
 from wolfie.integrations.ranked import PackRanker, episode_of, item_metadata, item_text
+
+try:
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+except ModuleNotFoundError as exc:  # a core install: name the extra, as the CLI does
+    raise (missing_extra(exc, "wolfie.integrations.llama_index") or exc) from None
 
 
 class WolfieRetriever(BaseRetriever):

@@ -45,7 +45,13 @@ export interface WolfieOptions {
   fetch?: typeof fetch;
 }
 
-/** A call the server refused: its HTTP status and its error envelope. */
+/**
+ * A call that failed, whatever the reply: the server's refusal (its HTTP status and its
+ * `{"error": {"type", "message"}}`), a reply that is not Wolfie's JSON (type
+ * `InvalidReply`), a redirect (type `Redirect`: the client never follows one, so a
+ * request and its token go only to `baseUrl`), no reply at all (status 0, type
+ * `NetworkError`) or an id the client refuses to send (status 0, type `InvalidInput`).
+ */
 export class WolfieApiError extends Error {
   readonly status: number;
   readonly type: string;
@@ -58,6 +64,25 @@ export class WolfieApiError extends Error {
   }
 }
 
+/** A path segment: percent-encoded; `.`, `..` and the empty id are refused, since a URL
+ * parser turns them (even as `%2E`) into another route. */
+export function segment(id: string, what = "id"): string {
+  if (typeof id !== "string" || id === "" || /^(\.|%2e){1,2}$/i.test(id)) {
+    throw new WolfieApiError(0, {
+      type: "InvalidInput",
+      message: `${what} ${JSON.stringify(id)} is not an id: pass one that recall, search or remember returned.`,
+    });
+  }
+  return encodeURIComponent(id);
+}
+
+function envelope(payload: unknown): ErrorDetail | undefined {
+  const error = (payload as { error?: Partial<ErrorDetail> } | null)?.error;
+  return typeof error?.type === "string" && typeof error.message === "string"
+    ? { type: error.type, message: error.message }
+    : undefined;
+}
+
 export class WolfieClient {
   readonly pack: string;
   private readonly base: string;
@@ -66,7 +91,7 @@ export class WolfieClient {
 
   constructor(options: WolfieOptions) {
     this.pack = options.pack;
-    this.base = `${options.baseUrl.replace(/\/+$/, "")}/v1/packs/${encodeURIComponent(options.pack)}`;
+    this.base = `${options.baseUrl.replace(/\/+$/, "")}/v1/packs/${segment(options.pack, "pack")}`;
     this.headers = { "content-type": "application/json" };
     if (options.token) this.headers.authorization = `Bearer ${options.token}`;
     this.fetcher = options.fetch ?? fetch;
@@ -93,32 +118,32 @@ export class WolfieClient {
   }
 
   /** Rate an episode: -1 misled .. +1 helped. */
-  feedback(episodeId: string, body: FeedbackBody): Promise<FeedbackResult> {
-    return this.call("POST", `/episodes/${encodeURIComponent(episodeId)}/feedback`, body);
+  async feedback(episodeId: string, body: FeedbackBody): Promise<FeedbackResult> {
+    return this.call("POST", `/episodes/${segment(episodeId, "episode id")}/feedback`, body);
   }
 
   /** An implicit signal (accepted, edited, ignored, acted_on, or the Pack's own). */
-  signal(episodeId: string, body: SignalBody): Promise<FeedbackResult> {
-    return this.call("POST", `/episodes/${encodeURIComponent(episodeId)}/signal`, body);
+  async signal(episodeId: string, body: SignalBody): Promise<FeedbackResult> {
+    return this.call("POST", `/episodes/${segment(episodeId, "episode id")}/signal`, body);
   }
 
   /** A measured outcome, e.g. a P&L: the reward is tanh(amount / the Pack's scale). */
-  outcome(episodeId: string, body: OutcomeBody): Promise<FeedbackResult> {
-    return this.call("POST", `/episodes/${encodeURIComponent(episodeId)}/outcome`, body);
+  async outcome(episodeId: string, body: OutcomeBody): Promise<FeedbackResult> {
+    return this.call("POST", `/episodes/${segment(episodeId, "episode id")}/outcome`, body);
   }
 
   /** One memory as stored, with its track record. */
-  get(memoryId: string, scope?: string): Promise<StoredMemory> {
+  async get(memoryId: string, scope?: string): Promise<StoredMemory> {
     return this.call("GET", this.memory(memoryId, "", scope));
   }
 
   /** Correct a memory in place (same id); give only the fields to change. */
-  revise(memoryId: string, body: ReviseBody): Promise<RevisionResult> {
+  async revise(memoryId: string, body: ReviseBody): Promise<RevisionResult> {
     return this.call("PATCH", this.memory(memoryId), body);
   }
 
   /** A memory's versions, oldest first: created, merged, revised. */
-  history(memoryId: string, scope?: string): Promise<History> {
+  async history(memoryId: string, scope?: string): Promise<History> {
     return this.call("GET", this.memory(memoryId, "/history", scope));
   }
 
@@ -128,7 +153,7 @@ export class WolfieClient {
   }
 
   /** Forget one memory; `purge` also removes the older versions that hold it. */
-  forgetMemory(memoryId: string, purge = false): Promise<ForgetReport> {
+  async forgetMemory(memoryId: string, purge = false): Promise<ForgetReport> {
     return this.call("DELETE", `${this.memory(memoryId)}?purge=${purge}`);
   }
 
@@ -139,19 +164,47 @@ export class WolfieClient {
 
   private memory(memoryId: string, tail = "", scope?: string): string {
     const query = scope === undefined ? "" : `?scope=${encodeURIComponent(scope)}`;
-    return `/memories/${encodeURIComponent(memoryId)}${tail}${query}`;
+    return `/memories/${segment(memoryId, "memory id")}${tail}${query}`;
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await this.fetcher(`${this.base}${path}`, {
-      method,
-      headers: this.headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const payload: unknown = await response.json();
+    let response: Response;
+    try {
+      response = await this.fetcher(`${this.base}${path}`, {
+        method,
+        headers: this.headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: "manual", // never follow: the token and the body go only to baseUrl
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new WolfieApiError(0, { type: "NetworkError", message: `${this.base}: ${message}` });
+    }
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      const where = response.headers.get("location") ?? "elsewhere";
+      throw new WolfieApiError(response.status, {
+        type: "Redirect",
+        message: `the server redirected to ${where}; the client follows no redirect`,
+      });
+    }
+    const text = await response.text();
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      payload = undefined;
+    }
     if (!response.ok) {
-      const error = (payload as { error?: ErrorDetail }).error;
-      throw new WolfieApiError(response.status, error ?? { type: "HttpError", message: response.statusText });
+      throw new WolfieApiError(
+        response.status,
+        envelope(payload) ?? { type: "HttpError", message: `${response.statusText || "error"}: ${text.slice(0, 200)}` },
+      );
+    }
+    if (payload === undefined || payload === null || typeof payload !== "object") {
+      throw new WolfieApiError(response.status, {
+        type: "InvalidReply",
+        message: `the reply is not a JSON object: ${text.slice(0, 200)}`,
+      });
     }
     return payload as T;
   }

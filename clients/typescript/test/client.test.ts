@@ -2,8 +2,10 @@
 // WOLFIE_BIN names the `wolfie` command (default: the repository's .venv/bin/wolfie).
 
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -39,6 +41,7 @@ function startApi(): Promise<string> {
         found(match[1]);
       }
     });
+    server.on("error", (error) => failed(new Error(`could not start ${wolfieBin}: ${error.message}`)));
     server.on("exit", (code) => failed(new Error(`wolfie api exited ${code}: ${seen}`)));
   });
 }
@@ -111,4 +114,97 @@ test("errors carry the server's status, type and one-line message", async () => 
   });
   const elsewhere = new WolfieClient({ baseUrl, token, pack: "other" });
   await assert.rejects(elsewhere.maturity(), { status: 404, type: "PackNotServed" });
+});
+
+/** A local HTTP server answering every request with `answer`; resolves to its URL. */
+function fake(answer: (path: string) => { status: number; type?: string; body: string; location?: string }): Promise<[string, Server]> {
+  const web = createServer((request, response) => {
+    const { status, type, body, location } = answer(request.url ?? "/");
+    response.writeHead(status, { "content-type": type ?? "application/json", ...(location ? { location } : {}) });
+    response.end(body);
+  });
+  return new Promise((ready) =>
+    web.listen(0, "127.0.0.1", () => ready([`http://127.0.0.1:${(web.address() as AddressInfo).port}`, web])),
+  );
+}
+
+test("a reply that is not Wolfie's JSON is a WolfieApiError, ok or not", async () => {
+  const [url, web] = await fake((path) =>
+    path.endsWith("/maturity")
+      ? { status: 502, type: "text/html", body: "<html>Bad gateway</html>" }
+      : { status: 200, type: "text/plain", body: "not json" },
+  );
+  try {
+    const wolfie = new WolfieClient({ baseUrl: url, token, pack: "desk" });
+    await assert.rejects(wolfie.maturity(), (error: unknown) => {
+      assert.ok(error instanceof WolfieApiError);
+      assert.equal(error.status, 502);
+      assert.equal(error.type, "HttpError");
+      assert.match(error.message, /Bad gateway/);
+      return true;
+    });
+    await assert.rejects(wolfie.search({ query: "x" }), { name: "WolfieApiError", status: 200, type: "InvalidReply" });
+  } finally {
+    web.close();
+  }
+  const nobody = new WolfieClient({ baseUrl: url, token, pack: "desk" }); // closed: no reply
+  await assert.rejects(nobody.maturity(), { name: "WolfieApiError", status: 0, type: "NetworkError" });
+});
+
+test("a redirect is not followed: the other site's JSON never comes back", async () => {
+  const [other, elsewhere] = await fake(() => ({ status: 200, body: '{"stage": "planted"}' }));
+  const [url, web] = await fake(() => ({ status: 302, body: "", location: `${other}/maturity` }));
+  try {
+    const wolfie = new WolfieClient({ baseUrl: url, token, pack: "desk" });
+    await assert.rejects(wolfie.maturity(), { name: "WolfieApiError", status: 302, type: "Redirect" });
+  } finally {
+    web.close();
+    elsewhere.close();
+  }
+});
+
+test("ids are percent-encoded, and '.' and '..' are refused before any request", async () => {
+  const wolfie = new WolfieClient({ baseUrl, token, pack: "desk" });
+  for (const id of [".", "..", "%2e", "%2E%2e", ""]) {
+    await assert.rejects(wolfie.history(id), { name: "WolfieApiError", status: 0, type: "InvalidInput" });
+    await assert.rejects(wolfie.feedback(id, { rating: 1 }), { type: "InvalidInput" });
+  }
+  assert.throws(() => new WolfieClient({ baseUrl, token, pack: ".." }), { type: "InvalidInput" });
+  await assert.rejects(wolfie.get("m_x?scope=a#b"), { status: 404, type: "UnknownMemory" });
+});
+
+test("installed from its npm pack tarball into a fresh folder, it calls the live api", async () => {
+  const work = mkdtempSync(join(tmpdir(), "wolfie-ts-pack-"));
+  try {
+    // A fresh copy of the sources, as a clone has them: no dist/, so `prepare` must build.
+    const client = resolve(here, "..", "..");
+    const source = join(work, "source");
+    cpSync(client, source, { recursive: true, filter: (path) => !/[/\\](dist|node_modules)$/.test(path) });
+    symlinkSync(join(client, "node_modules"), join(source, "node_modules"));
+    const quiet = ["--no-audit", "--no-fund", "--loglevel=error"];
+    const packed = execFileSync("npm", ["pack", "--pack-destination", work, ...quiet], {
+      cwd: source,
+      encoding: "utf8",
+    });
+    const tarball = join(work, packed.trim().split("\n").pop()!);
+    const app = join(work, "app");
+    execFileSync("mkdir", ["-p", app]);
+    writeFileSync(join(app, "package.json"), '{"name": "app", "private": true, "type": "module"}');
+    execFileSync("npm", ["install", tarball, "--offline", ...quiet], { cwd: app });
+    writeFileSync(
+      join(app, "main.mjs"),
+      [
+        'import { WolfieClient } from "wolfie-client";',
+        "const [baseUrl, token] = process.argv.slice(2);",
+        'const wolfie = new WolfieClient({ baseUrl, token, pack: "desk" });',
+        'await wolfie.remember({ intent: "Packed client intent", response: "it works" });',
+        'const found = await wolfie.search({ query: "Packed client intent", k: 1 });',
+        "console.log(found.items[0].text);",
+      ].join("\n"),
+    );
+    const out = execFileSync("node", ["main.mjs", baseUrl, token], { cwd: app, encoding: "utf8" });
+    assert.equal(out.trim(), "Packed client intent");
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 });
