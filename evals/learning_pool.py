@@ -11,6 +11,7 @@ worst seed.
 How to run (from the repository root)::
 
     python -m evals.learning_pool out/learn-bench/*/learning.json --method default
+    python -m evals.learning_pool out/learn-bench/*/learning.json --against episode-credit
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ PROBES = ("train", "paraphrases", "heldout")
 RESAMPLES = 2000
 
 
-def question_lifts(run_file: Path, method: str, probe: str) -> tuple[np.ndarray, np.ndarray]:
-    """(per question: lift averaged over seeds; per seed: mean lift) of one run file."""
+def question_lifts(
+    run_file: Path, method: str, probe: str, against: str = BASELINE
+) -> tuple[np.ndarray, np.ndarray]:
+    """(per question: lift over ``against`` averaged over seeds; per seed: mean lift) of
+    one run file."""
     data = json.loads(run_file.read_text(encoding="utf-8"))
     by = {(r["method"], r["seed"]): r for r in data["runs"]}
     seeds = sorted({s for m, s in by if m == method})
@@ -39,17 +43,22 @@ def question_lifts(run_file: Path, method: str, probe: str) -> tuple[np.ndarray,
         raise InvalidInput(f"{run_file} holds no run of method {method!r}.")
     diffs = []
     for seed in seeds:
-        mine, base = by[(method, seed)]["hits"][probe], by[(BASELINE, seed)]["hits"][probe]
+        if (against, seed) not in by:
+            raise InvalidInput(f"{run_file} holds no run of method {against!r}.")
+        mine, base = by[(method, seed)]["hits"][probe], by[(against, seed)]["hits"][probe]
         diffs.append(np.array(mine, dtype=float) - np.array(base, dtype=float))
     stacked = np.array(diffs)
     return stacked.mean(axis=0), stacked.mean(axis=1)
 
 
-def pooled(files: Sequence[Path], method: str, probe: str) -> dict[str, Any]:
-    """The pooled lift of ``probe`` in points: mean, 95 % interval, per-seed means."""
+def pooled(
+    files: Sequence[Path], method: str, probe: str, against: str = BASELINE
+) -> dict[str, Any]:
+    """The pooled lift of ``probe`` over ``against`` (the never-rewarded Pack, or another
+    method run beside it) in points: mean, 95 % interval, per-seed means."""
     per_question, per_seed = [], []
     for path in files:
-        q, s = question_lifts(path, method, probe)
+        q, s = question_lifts(path, method, probe, against)
         per_question.append(q)
         per_seed.append((s, len(q)))
     d = np.concatenate(per_question)
@@ -74,12 +83,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.learning_pool", description=__doc__)
     parser.add_argument("files", type=Path, nargs="+", help="learning.json files to pool")
     parser.add_argument("--method", default="default")
+    parser.add_argument(
+        "--against", default=BASELINE, help="the method the lift is paired with (a run beside it)"
+    )
     args = parser.parse_args(argv)
-    print(f"Pooled over {len(args.files)} runs, method {args.method} (lift in points):")
+    print(
+        f"Pooled over {len(args.files)} runs, method {args.method} against {args.against} "
+        "(lift in points):"
+    )
     print("| probe | questions | mean [95% CI] | per seed | worst seed |")
     print("|---|---|---|---|---|")
     for probe in PROBES:
-        p = pooled(args.files, args.method, probe)
+        p = pooled(args.files, args.method, probe, args.against)
         seeds = " / ".join(f"{s:+.1f}" for s in p["seeds"])
         print(
             f"| {probe} | {p['questions']} | {p['mean']:+.1f} [{p['low']:+.1f}, {p['high']:+.1f}]"

@@ -40,3 +40,7 @@ def test_a_method_the_run_does_not_hold_is_a_clear_error(tmp_path, capsys):
         pooled([a], "slate-credit", "train")
     assert main([str(a)]) == 0
     assert "| heldout | 1 | +100.0" in capsys.readouterr().out
+    with pytest.raises(InvalidInput, match="no run of method 'episode-credit'"):
+        pooled([a], "default", "train", "episode-credit")
+    # against itself every lift is 0: the pairing is by question and seed
+    assert pooled([a], "default", "train", "default")["mean"] == 0.0
