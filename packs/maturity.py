@@ -22,15 +22,20 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow as pa
 
+from packs.lazy import lazy_module
 from packs.learning.ema import REVISION_SOURCE
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 COLD_EPISODES = 20
 WARM_EPISODES = 200

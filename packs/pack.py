@@ -16,11 +16,10 @@ import logging
 import os
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import Any, Unpack
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, Unpack
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
+from packs.lazy import lazy_module
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store
 from packs.options import (
@@ -52,6 +51,11 @@ from packs.store import schemas
 from packs.store.gateway import PackStore
 from packs.store.query import query_table, versions
 from packs.tuning.service import TuningService
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 log = logging.getLogger(__name__)
 

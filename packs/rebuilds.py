@@ -4,13 +4,19 @@ first so the log holds everything this handle buffered."""
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
 
 from packs.journal.flush import Flusher
+from packs.lazy import lazy_module
 from packs.learning import rebuild
 from packs.learning.state import LearningState
 from packs.records import RebuildReport
 from packs.store.gateway import PackStore
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 
 class RebuildService:

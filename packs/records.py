@@ -11,9 +11,15 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+from packs.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
+
 
 OMIT_NONE = "omit_none"  # a field's metadata: left out of the JSON while it is None
 

@@ -17,16 +17,21 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
+from packs.lazy import lazy_module
 from packs.learning.context import ContextIndex, history_entry
 from packs.learning.ema import REVISION_SOURCE
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 _EVENT_COLUMNS = [
     "event_id",

@@ -15,9 +15,15 @@ docs/durability.md).
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
 
+from packs.lazy import lazy_module
 from packs.learning.ema import LearnedState, RewardStep, fold
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 # What the online fold reads from the reward log, and the order it folds events in.
 ONLINE_COLUMNS = (

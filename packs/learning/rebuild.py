@@ -10,14 +10,20 @@ table restored from a backup).
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 
+from packs.lazy import lazy_module
 from packs.learning.replay import replay
 from packs.records import RebuildReport
 from packs.store import schemas
 from packs.store.gateway import PackStore
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 # Stored and rebuilt values closer than this are equal (float rounding of two
 # computations of one recurrence; tests/packs/learning/test_replay.py holds them to it).

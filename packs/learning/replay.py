@@ -14,12 +14,17 @@ writer applied them online.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
+from packs.lazy import lazy_module
 from packs.learning.ema import DIRECTION_EPS, confidence_step, ema_step
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 ORDER = ["memory_id", "created_at", "writer", "seq"]
 # exp(-L) may grow to exp(CHUNK_LOG + one step) inside a chunk: 600 + 27.6 < 709, the
@@ -28,12 +33,15 @@ ORDER = ["memory_id", "created_at", "writer", "seq"]
 CHUNK_LOG = 600.0
 MAX_STEP = 1.0 - 1e-12
 
-_EMPTY = {
-    "memory_id": pl.String,
-    "utility": pl.Float64,
-    "confidence": pl.Float64,
-    "reward_count": pl.Int64,
-}
+
+def _empty() -> dict[str, Any]:
+    """The replay's columns with no events (polars types: built on use, not at import)."""
+    return {
+        "memory_id": pl.String,
+        "utility": pl.Float64,
+        "confidence": pl.Float64,
+        "reward_count": pl.Int64,
+    }
 
 
 def _segment_cumsum(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
@@ -85,7 +93,7 @@ def replay(events: pl.DataFrame) -> pl.DataFrame:
     """
     live = events.filter(pl.col("weight") > 0)
     if live.height == 0:
-        return pl.DataFrame(schema=_EMPTY)
+        return pl.DataFrame(schema=_empty())
     # Sorting on integer codes is several times faster than on the id strings. The
     # memory codes only group; the writer codes break ties of ``created_at`` (two writers'
     # events in one microsecond), so they keep the strings' order, as the online fold's

@@ -21,13 +21,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from packs.lazy import lazy_module
 from packs.learning.context import ContextIndex, ContextRule, history_entry
 from packs.learning.ema import REVISION_SOURCE, LearnedState, RewardStep, fold
 from packs.learning.feed import ContextFeed
@@ -36,6 +36,11 @@ from packs.store import schemas
 from packs.store.filters import in_clause
 from packs.store.gateway import PackStore
 from packs.store.merges import folded_into
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 LEARNED_COLUMNS = ["id", "utility", "confidence", "usage_count", "reward_count", "last_used_at"]
 STORED_CACHE = 200_000  # stored learned states remembered per handle (a few MB)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from packs.errors import UnknownMemory
+from packs.lazy import lazy_module
 from packs.lessons.refresh import EVIDENCE_COLUMNS, RECENT_REWARDS
 from packs.lessons.writers import PROMPT_VERSION, LessonEvidence
 from packs.pack import Pack, storage_of
@@ -29,6 +29,11 @@ from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.lesson_scopes import scope_lessons
 from packs.store.scopes import SCOPE_KEY
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 
 def evidence_for(

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
+from packs.lazy import lazy_module
 from packs.lessons.writers import (
     PROMPT_VERSION,
     LessonEvidence,
@@ -25,6 +24,11 @@ from packs.lessons.writers import (
 )
 from packs.pack import Pack, storage_of
 from packs.store import schemas
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 RECENT_REWARDS = 5
 

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow as pa
 
 from packs.errors import InvalidFilter, InvalidInput, PackNotFound
+from packs.lazy import lazy_module
 from packs.store import schemas
 from packs.store.filters import check_filter_size, in_clause, sql_literal
 from packs.store.gateway import PackStore
 from packs.validation import shown
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 # Query names -> (table, fixed condition). "knowledge" and "memories" split one table.
 QUERYABLE: dict[str, tuple[str, str | None]] = {

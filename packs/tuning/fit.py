@@ -30,17 +30,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
+from packs.lazy import lazy_module
 from packs.learning.ema import REVISION_SOURCE
 from packs.learning.reliability import disagreement, flip_rate, noisy_kappa
 from packs.settings import ContextSettings, PackSettings
 from packs.tuning import replay
 from packs.tuning.gate import SHARED, Comparison, compare
 from packs.tuning.logs import TuningLog
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 MIN_QUESTIONS = 20  # hand-set: fewer held-out questions than this can't bound a difference
 FOLDS = 4  # question folds of the new-question replay

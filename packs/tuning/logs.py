@@ -11,17 +11,22 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import polars as pl
 from numpy.typing import NDArray
 
+from packs.lazy import lazy_module
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
 from packs.store.scopes import episode_scope
 from packs.tuning.questions import question_ids
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 # Hand-set bound on one fit's cost: the newest 20,000 episodes (about 20 MB of pools and
 # 30 MB of query vectors); `wolfie tune` over it stays under a minute (docs/tuning.md).

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 from numpy.typing import NDArray
 
+from packs.lazy import lazy_module
 from packs.learning.context import ContextIndex, history_entry
 from packs.learning.credit import QuestionCredit, Slate, prior_relevance
 from packs.learning.ema import REVISION_SOURCE, LearnedState, RewardStep, fold
@@ -33,6 +33,11 @@ from packs.recall.scoring import score_pool
 from packs.settings import PackSettings
 from packs.store import schemas
 from packs.tuning.logs import TuningLog
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 Successes = dict[int, float]  # question -> replayed success probability
 

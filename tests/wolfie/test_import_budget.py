@@ -35,7 +35,7 @@ NEVER = (
     "lance_namespace_urllib3_client.api_client",
 )
 # What `from packs import Pack` leaves for the first Pack.open or recall.
-NOT_ON_IMPORT = ("lancedb", "lance_namespace", "bm25s", "scipy", "onnxruntime", *NEVER)
+NOT_ON_IMPORT = ("lancedb", "lance_namespace", "bm25s", "scipy", "onnxruntime", "polars", *NEVER)
 REPORT = (
     "import atexit, sys\n"
     "_watched = sys.argv.pop().split(',')\n"
