@@ -91,6 +91,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/packs/{pack}/tuning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Tuning runs, newest first */
+        get: operations["tuning_v1_packs__pack__tuning_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/packs/{pack}/memories": {
         parameters: {
             query?: never;
@@ -552,6 +569,11 @@ export interface components {
             candidate_count: number;
             /** Prompt */
             prompt: string;
+            /**
+             * Explored
+             * @default false
+             */
+            explored: boolean;
         };
         /**
          * RecalledItem
@@ -611,6 +633,8 @@ export interface components {
             start_s?: number | null;
             /** End S */
             end_s?: number | null;
+            /** Placed By */
+            placed_by?: string | null;
             /** Explain */
             explain?: {
                 [key: string]: unknown;
@@ -821,6 +845,62 @@ export interface components {
             provenance: {
                 [key: string]: unknown;
             }[];
+        };
+        /**
+         * TuningHistory
+         * @description The Pack's tuning runs, newest first (``wolfie tune --history``, docs/tuning.md).
+         */
+        TuningHistory: {
+            /** Runs */
+            runs: components["schemas"]["TuningReport"][];
+        };
+        /**
+         * TuningReport
+         * @description One tuning run (``Pack.tune``, docs/tuning.md): what the Pack's episodes support,
+         *     the held-out comparison with the settings in force, and whether it was adopted.
+         */
+        TuningReport: {
+            /** Id */
+            id: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Trigger */
+            trigger: string;
+            /** Dry Run */
+            dry_run: boolean;
+            /** Adopted */
+            adopted: boolean;
+            /** Reason */
+            reason: string;
+            /** Changes */
+            changes: {
+                [key: string]: unknown;
+            };
+            /** In Force */
+            in_force: {
+                [key: string]: unknown;
+            };
+            /** Evidence */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** Comparison */
+            comparison: {
+                [key: string]: unknown;
+            } | null;
+            /** Proposals */
+            proposals: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+            /** Settings Before */
+            settings_before: number;
+            /** Settings After */
+            settings_after: number;
         };
     };
     responses: never;
@@ -1387,6 +1467,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Maturity"];
+                };
+            };
+            /** @description Bad input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No or a wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown Pack, episode or memory */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter breaks its limits */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Storage busy: retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    tuning_v1_packs__pack__tuning_get: {
+        parameters: {
+            query?: {
+                /** @description How many runs. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The Pack's name, as `wolfie api --pack` named it. */
+                pack: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TuningHistory"];
                 };
             };
             /** @description Bad input */
