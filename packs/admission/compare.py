@@ -73,7 +73,7 @@ _NEGATIONS = _words("""not no never none nothing nobody neither nor cannot witho
 _SEQUENCE = _words("then finally followed order step steps")
 
 
-# A shorter repeat (fitted on the dev split of data/corrections/response_pairs.jsonl,
+# A shorter repeat (fitted on the dev split of packs/data/corrections/response_pairs.jsonl,
 # python -m evals.corrections; issue 42): at most one content word added, at a response
 # cosine of 0.70 or more. Dev at the 0.88 threshold: repeats superseding 12 -> 8 of 93,
 # corrections merged 4 -> 5 of 93 (two added words: 5 and 8).
