@@ -32,6 +32,7 @@ ROUTES = {
     "/v1/packs/{pack}/memories/{memory_id}/history": {"get"},
     "/v1/packs/{pack}/forget": {"post"},
     "/v1/packs/{pack}/maturity": {"get"},
+    "/v1/packs/{pack}/tuning": {"get"},
     "/healthz": {"get"},
 }
 
@@ -225,6 +226,7 @@ def test_a_read_only_server_offers_no_writes(tmp_path: Path):
             "/v1/packs/{pack}/memories/{memory_id}",
             "/v1/packs/{pack}/memories/{memory_id}/history",
             "/v1/packs/{pack}/maturity",
+            "/v1/packs/{pack}/tuning",
         }
         client = httpx.Client(base_url=url, headers=AUTH, timeout=60)
         assert client.post("/v1/packs/desk/search", json={"query": "stop"}).json()["items"]
