@@ -209,9 +209,10 @@ def learn_bench_command(
         list[str] | None,
         typer.Option(
             help="Methods (repeat): similarity, utility (plain MemRL), contextual (issue 8, "
-            "pinned), default (the Pack defaults at run time), their -item variants "
-            "(evals/learning.py). The no-feedback baseline always runs. Default: similarity, "
-            "utility, contextual, default."
+            "pinned), default (the Pack defaults at run time), their -item variants, and "
+            "issue 41's episode-credit (the defaults before it), slate-credit, reserve-only, "
+            "credit-only (evals/learning.py). The no-feedback baseline always runs. Default: "
+            "similarity, utility, contextual, default."
         ),
     ] = None,
     flip: Annotated[float, typer.Option(help="Share of given rewards flipped.")] = 0.0,
