@@ -39,7 +39,7 @@ from fastapi.testclient import TestClient
 from benchmarks.recallbench.corpus import WordHashEmbedder, build_pack, generate_sentences
 from packs import Pack
 from wolfie.api.app import build_app
-from wolfie.api.routes import Served
+from wolfie.api.deps import Served
 from wolfie.front_door import ScopeGuard
 
 OUT = Path("out/bench")

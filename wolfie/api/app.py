@@ -25,9 +25,9 @@ from fastapi import FastAPI, Security
 from fastapi.security import HTTPBearer
 
 from wolfie.api import docs_pages, errors, routes
+from wolfie.api.deps import Served
 from wolfie.api.errors import BodyTooLarge, error_response, too_large_response
 from wolfie.api.models import ErrorBody, Health
-from wolfie.api.routes import Served
 from wolfie.front_door import ScopeGuard
 from wolfie.ui import pages
 from wolfie.ui.security import Csrf

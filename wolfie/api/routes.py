@@ -10,77 +10,26 @@ the MCP server does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from packs.maturity import Maturity
 from packs.pack import Pack
-from packs.records import (
-    FeedbackResult,
-    ForgetReport,
-    Recall,
-    Record,
-    RememberResult,
-    RevisionResult,
-    json_safe,
-)
+from packs.records import ForgetReport, Recall, RememberResult, RevisionResult
 from wolfie import front_door
-from wolfie.api import models
-from wolfie.api.errors import PackNotServed
+from wolfie.api import models, reward_routes
+from wolfie.api.deps import (
+    Guard,
+    MemoryPath,
+    PackOf,
+    ScopeQuery,
+    answer,
+    stored,
+)
 from wolfie.front_door import ScopeGuard
-from wolfie.mcp.params import ID_CHARS, PARAMS
 from wolfie.results import History, KnowledgeAdded, StoredMemory, TuningHistory
-
-PackPath = Annotated[str, Path(description="The Pack's name, as `wolfie api --pack` named it.")]
-EpisodePath = Annotated[
-    str, Path(description=PARAMS["episode_id"].description, min_length=1, max_length=ID_CHARS)
-]
-MemoryPath = Annotated[
-    str, Path(description=PARAMS["memory_id"].description, min_length=1, max_length=ID_CHARS)
-]
-ScopeQuery = Annotated[
-    str | None, Query(description=PARAMS["scope"].description, min_length=1, max_length=256)
-]
-
-
-@dataclass(frozen=True)
-class Served:
-    """What the app serves (``app.state.served``): the open Packs by name, and the scope
-    every call is bound to (``wolfie api --scope``)."""
-
-    packs: Mapping[str, Pack]
-    guard: ScopeGuard
-
-    @property
-    def writable(self) -> bool:
-        return not any(handle.read_only for handle in self.packs.values())
-
-
-def served_pack(pack: PackPath, request: Request) -> Pack:
-    """The Pack a path names, if this server serves it (whatever else the path holds)."""
-    packs = request.app.state.served.packs
-    if pack not in packs:
-        raise PackNotServed(
-            f"This server serves no Pack {pack!r}; it serves {', '.join(sorted(packs))}."
-        )
-    return packs[pack]
-
-
-def scope_guard(request: Request) -> ScopeGuard:
-    guard: ScopeGuard = request.app.state.served.guard
-    return guard
-
-
-PackOf = Annotated[Pack, Depends(served_pack)]
-Guard = Annotated[ScopeGuard, Depends(scope_guard)]
-
-
-def answer(record: Record | Maturity) -> JSONResponse:
-    return JSONResponse(record.to_dict() if isinstance(record, Record) else json_safe(record))
 
 
 def router(writable: bool) -> APIRouter:
@@ -132,10 +81,6 @@ def _reads(api: APIRouter) -> None:
 
 
 def _writes(api: APIRouter) -> None:
-    def stored(pack: Pack, record: Any, *, wait: bool = True) -> JSONResponse:
-        pack.flush(wait=wait)  # acknowledged means stored (a recall: stored soon)
-        return answer(record)
-
     @api.post("/memories", response_model=RememberResult, summary="Remember an interaction")
     def remember(body: models.RememberBody, pack: PackOf, guard: Guard) -> JSONResponse:
         return stored(
@@ -162,35 +107,7 @@ def _writes(api: APIRouter) -> None:
     def recall(body: models.RankBody, pack: PackOf, guard: Guard) -> JSONResponse:
         return stored(pack, ranked(pack, body, guard, log=True), wait=False)
 
-    reward = "/episodes/{episode_id}"
-
-    # A server pinned with --scope rewards only episodes recalled in its scope (issue 31).
-    @api.post(f"{reward}/feedback", response_model=FeedbackResult, summary="Rate an episode")
-    def feedback(
-        episode_id: EpisodePath, body: models.FeedbackBody, pack: PackOf, guard: Guard
-    ) -> JSONResponse:
-        key, scope = body.idempotency_key, guard(None)
-        return stored(
-            pack,
-            pack.feedback(episode_id, body.rating, idempotency_key=key, scope=scope),
-        )
-
-    @api.post(f"{reward}/signal", response_model=FeedbackResult, summary="An implicit signal")
-    def signal(
-        episode_id: EpisodePath, body: models.SignalBody, pack: PackOf, guard: Guard
-    ) -> JSONResponse:
-        key, scope = body.idempotency_key, guard(None)
-        return stored(
-            pack,
-            pack.signal(episode_id, body.name, body.memory_ids, idempotency_key=key, scope=scope),
-        )
-
-    @api.post(f"{reward}/outcome", response_model=FeedbackResult, summary="A measured outcome")
-    def outcome(
-        episode_id: EpisodePath, body: models.OutcomeBody, pack: PackOf, guard: Guard
-    ) -> JSONResponse:
-        key, scope = body.idempotency_key, guard(None)
-        return stored(pack, pack.outcome(episode_id, body.amount, idempotency_key=key, scope=scope))
+    reward_routes.add(api)
 
     @api.patch("/memories/{memory_id}", response_model=RevisionResult, summary="Revise in place")
     def revise(

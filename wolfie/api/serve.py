@@ -15,7 +15,7 @@ import uvicorn
 
 from packs.pack import Pack
 from wolfie.api.app import TOKEN_ENV, build_app
-from wolfie.api.routes import Served
+from wolfie.api.deps import Served
 from wolfie.front_door import ScopeGuard
 
 log = logging.getLogger("wolfie.api")

@@ -44,7 +44,7 @@ _env.globals["fmt"] = _fmt
 
 
 def router(served: Any, csrf: Csrf) -> APIRouter:
-    """The ``/ui`` routes over ``served`` (:class:`wolfie.api.routes.Served`)."""
+    """The ``/ui`` routes over ``served`` (:class:`wolfie.api.deps.Served`)."""
     ui = APIRouter(prefix="/ui", include_in_schema=False)
     guard = served.guard
 
