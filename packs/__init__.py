@@ -15,16 +15,20 @@ if TYPE_CHECKING:
     from packs.errors import WolfieError
     from packs.pack import Pack
     from packs.records import FeedbackResult, KnowledgeChunk, Recall, RecalledItem, RememberResult
+    from packs.rewards.kinds import Outcome, Rating, Signal
     from packs.settings import PackSettings
 
 __all__ = [
     "FeedbackResult",
     "KnowledgeChunk",
+    "Outcome",
     "Pack",
     "PackSettings",
+    "Rating",
     "Recall",
     "RecalledItem",
     "RememberResult",
+    "Signal",
     "WolfieError",
 ]
 
@@ -35,6 +39,7 @@ __getattr__, __dir__ = lazy_exports(
         **dict.fromkeys(_RECORDS, "packs.records"),
         "Pack": "packs.pack",
         "PackSettings": "packs.settings",
+        **dict.fromkeys(("Outcome", "Rating", "Signal"), "packs.rewards.kinds"),
         "WolfieError": "packs.errors",
     },
     globals(),

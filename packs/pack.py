@@ -45,6 +45,7 @@ from packs.records import (
     ValidationResult,
     VoteResult,
 )
+from packs.rewards.kinds import Reward
 from packs.services import build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
@@ -255,7 +256,11 @@ class Pack:
     def count(self, table: str = schemas.MEMORIES, kind: str | None = None) -> int:  # stored rows
         return self._svc.reader.count(table, kind)
 
-    # --- rewards: packs/rewards/ ---------------------------------------------------------
+    def reward(
+        self, episode_id: str, reward: Reward, **options: Unpack[RewardOptions]
+    ) -> FeedbackResult:
+        """Reward ``episode_id``: a :class:`Rating`, :class:`Signal` or :class:`Outcome`."""
+        return self._svc.rewards.reward(episode_id, reward, **options)
 
     def apply_reward(
         self, episode_id: str, value: float, **options: Unpack[RewardEventOptions]
@@ -296,8 +301,7 @@ class Pack:
         context: Mapping[str, Any] | None = None,
         **options: Unpack[ValidationOptions],
     ) -> ValidationResult:
-        """Check ``output`` with the validation ``hook`` (default: the Pack's); a broken hook
-        flags it, never raises."""
+        """Check ``output`` with the validation ``hook``; a broken hook flags, never raises."""
         return self._svc.verdicts.validate(episode_id, output, context, **options)
 
     def resolve(

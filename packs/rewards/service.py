@@ -21,6 +21,7 @@ from packs.learning.ema import RewardStep, failure_shares
 from packs.learning.state import LearningState
 from packs.records import FeedbackResult, VoteResult
 from packs.rewards.idempotency import IdempotencyKeys
+from packs.rewards.kinds import Outcome, Rating, Reward, Signal
 from packs.rewards.ledger import RewardLedger
 from packs.rewards.sources import (
     from_outcome,
@@ -142,6 +143,25 @@ class RewardService:
         if self.after_reward is not None:
             self.after_reward()
         return FeedbackResult(episode_id, source, value, len(utilities), False, utilities, ranked)
+
+    def reward(
+        self,
+        episode_id: str,
+        reward: Reward,
+        *,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+    ) -> FeedbackResult:
+        """One reward of ``episode_id``, of any kind (:mod:`packs.rewards.kinds`)."""
+        options = {"idempotency_key": idempotency_key, "scope": scope}
+        match reward:
+            case Rating(value, stars):
+                return self.feedback(episode_id, value, stars=stars, **options)
+            case Signal(name, memory_ids):
+                return self.signal(episode_id, name, memory_ids, **options)
+            case Outcome(amount):
+                return self.outcome(episode_id, amount, **options)
+        raise InvalidReward(f"A reward is a Rating, a Signal or an Outcome, not {reward!r}.")
 
     def feedback(
         self,
