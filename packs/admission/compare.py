@@ -21,8 +21,8 @@ so four checks decide, each measured on ``packs/data/corrections/response_pairs.
   action in other words), unless the new one is a shorter repeat: it adds at most one
   content word, at a cosine of 0.70 or more (issue 42).
 
-Words are compared as BM25 reads them (:func:`stems`: bm25s' English stop words and
-PyStemmer's Snowball stems, the tokenizer of ``packs/recall/lexical.py``).
+Words are compared as BM25 reads them (:func:`packs.recall.lexical.stems`: bm25s' English
+stop words and PyStemmer's Snowball stems, the tokeniser of BM25's index).
 
 A repeat passes all four. The decision never reads the intent: the situation already
 matched.
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from packs.recall.lexical import tokenize
+from packs.recall.lexical import stems
 
 # A word, keeping inner punctuation (db-old.internal, s3://a/b, 14.2, don't) and the sign
 # of a number (+2R, -1.4R).
@@ -143,13 +143,6 @@ def compare_responses(old: str, new: str, cosine: float) -> Comparison:
         dropped=dropped_words(old_tokens, new_stems),
         added_words=len(set(new_stems) - set(old_stems)),
     )
-
-
-def stems(text: str) -> list[str]:
-    """The content words of ``text`` as BM25 reads them: lower-cased, bm25s' English stop
-    words out, PyStemmer's Snowball stems (:func:`packs.recall.lexical.tokenize`), so
-    "approves" and "approved" are one word, and "is", "the" none."""
-    return tokenize([text])[0]
 
 
 def dropped_words(old: list[str], new_stems: list[str]) -> tuple[str, ...]:
