@@ -31,6 +31,7 @@ matched.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -238,9 +239,10 @@ def _steps(words: list[str]) -> dict[str, int] | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Judgement:
     """A stored memory of the same situation against a new one: a repeat (merge) or a
-    new fact (supersede), with the reason in words."""
+    new fact (supersede), with the reason in words. (Called ``Verdict`` before issue 43:
+    a verdict is an output check's pass or fail, docs/architecture.md's glossary.)"""
 
     repeat: bool
     reason: str
@@ -252,7 +254,7 @@ def judge(
     response_cosine: float,
     outcome_cosine: float | None,
     threshold: float,
-) -> Verdict:
+) -> Judgement:
     """Is ``new`` a repeat of ``old`` (rows with ``response_summary``, ``outcome`` and
     ``signal_polarity``)? A polarity both label and differ on, a response or an outcome
     (when both have one; ``outcome_cosine`` of their embeddings) that is not the same fact
@@ -270,4 +272,15 @@ def judge(
         outcome = compare_responses(old["outcome"], new["outcome"], outcome_cosine)
         if not outcome.same_fact(threshold):
             reasons.append(f"outcome: {outcome.reason(threshold)}")
-    return Verdict(not reasons, "; ".join(reasons))
+    return Judgement(not reasons, "; ".join(reasons))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Verdict":  # deprecated for one release (issue 43)
+        warnings.warn(
+            "packs.admission.compare.Verdict is deprecated; use Judgement",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Judgement
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
