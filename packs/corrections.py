@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from packs.admission.compare import Comparison, Verdict, compare_responses, judge
+from packs.admission.compare import Comparison, Judgement, compare_responses, judge
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.store import schemas
 from packs.store.filters import sql_literal
@@ -42,7 +42,7 @@ class Corrections:
         new: Mapping[str, Any],
         new_response: np.ndarray,
         threshold: float,
-    ) -> Verdict:
+    ) -> Judgement:
         """``new`` (a row, its response embedding ``new_response``) against ``old``."""
         stored = old.get("response_embedding")
         response_cosine = 1.0 if stored is None else cosine(stored, new_response)
@@ -109,6 +109,6 @@ def cosine(a: Any, b: Any) -> float:
     return float(x @ y / norms) if norms else 0.0
 
 
-def correction_reason(verdict: Verdict) -> str:
+def correction_reason(verdict: Judgement) -> str:
     """The reason a memory superseded by a correction carries: what changed."""
     return f"corrected by a newer memory of the same situation: {verdict.reason}"

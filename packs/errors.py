@@ -23,6 +23,7 @@ brackets; ``tests/packs/test_errors.py`` keeps it true)::
         EmptyMedia
         SilentMedia
         SourceTooLarge
+        PackNotEmpty
       PackNotFound (LookupError)
       EmptyPack (LookupError)
       UnknownEpisode (LookupError)
@@ -45,6 +46,13 @@ brackets; ``tests/packs/test_errors.py`` keeps it true)::
       TooManyRuns (RuntimeError)
       MissingExtra (ImportError)
       CsrfRefused (PermissionError)
+      LessonWriterError (RuntimeError)
+        TransientLessonWriterError
+      EvalSetNotFound (LookupError)
+
+Every ``WolfieError`` subclass under ``packs/``, ``wolfie/``, ``tasks/``, ``flows/``,
+``evals/`` and ``deployments/`` is defined here (``tests/packs/test_errors.py`` walks
+them); a module that raises one re-exports it where callers already import it from.
 """
 
 from __future__ import annotations
@@ -224,3 +232,23 @@ class MissingExtra(WolfieError, ImportError):
 class CsrfRefused(WolfieError, PermissionError):
     """A form post to the explorer without the server's CSRF token, or from another
     origin (wolfie/ui/security.py)."""
+
+
+# --- lessons, eval sets, transfer (re-exported by packs.lessons.writers, packs.eval_sets
+# and packs.transfer.pack_io, where callers import them from) ---------------------------
+
+
+class LessonWriterError(WolfieError, RuntimeError):
+    """The writer gave no usable lesson; the old one stays."""
+
+
+class TransientLessonWriterError(LessonWriterError, TransientError):
+    """The writer's endpoint timed out or answered 429/5xx."""
+
+
+class EvalSetNotFound(WolfieError, LookupError):
+    """No eval set of that name (or none at all) is stored with the Pack."""
+
+
+class PackNotEmpty(InvalidInput):
+    """An import into a Pack that already holds rows, without ``merge``."""

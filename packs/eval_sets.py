@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from packs.errors import InvalidInput, WolfieError
+from packs.errors import EvalSetNotFound, InvalidInput
 from packs.pack import Pack, storage_of
 
 EVAL_SETS = "eval_sets"
@@ -29,10 +29,6 @@ EVAL_SETS_SCHEMA = pa.schema(
     ]
 )
 MAX_EVAL_SET_BYTES = 16 * 1024 * 1024  # hand-set: thousands of queries, not a corpus
-
-
-class EvalSetNotFound(WolfieError, LookupError):
-    """No eval set of that name (or none at all) is stored with the Pack."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,15 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _renamed(old: str, new: str) -> None:
+    """Warn that ``old`` is a deprecated name of ``new`` (kept for one release)."""
+    warnings.warn(
+        f"{old} is deprecated; use {new} (the same value, docs/architecture.md's glossary)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 class Record:
@@ -99,13 +109,13 @@ class RememberResult(Record):
 class RecalledItem(Record):
     """One injected item with every part of its score.
 
-    Two utilities, two names:
+    Two utilities, two names (docs/architecture.md's glossary):
 
     - :attr:`ranked_utility` is the utility Phase B ranked it by *for this query*:
       ``U(m | q)`` in contextual mode (docs/contextual.md), the global Q in global mode;
     - :attr:`track_record` is the memory's global EMA Q over every reward it got: the
       ``memories`` table's ``utility`` column, and what the prompt block's "Track record"
-      shows (:attr:`utility` is the same value, under the column's name).
+      shows. (:attr:`utility`, the same value under the column's name, is deprecated.)
     """
 
     id: str
@@ -140,7 +150,8 @@ class RecalledItem(Record):
 
     @property
     def utility(self) -> float:
-        """The global Q (the ``utility`` column): :attr:`track_record`."""
+        """Deprecated (issue 43): :attr:`track_record`, the same value."""
+        _renamed("RecalledItem.utility", "RecalledItem.track_record")
         return self.track_record
 
 
@@ -181,7 +192,8 @@ class FeedbackResult(Record):
 
     @property
     def utilities(self) -> dict[str, float]:
-        """The new global Q of each rewarded memory (:attr:`track_records`)."""
+        """Deprecated (issue 43): :attr:`track_records`, the same values."""
+        _renamed("FeedbackResult.utilities", "FeedbackResult.track_records")
         return self.track_records
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from packs.admission.compare import Verdict
+from packs.admission.compare import Judgement
 from packs.admission.policy import (
     empty_reason,
     hold_reason,
@@ -92,7 +92,7 @@ class RememberFlow:
         supersedes) is stored and supersedes it, never merged."""
         if stated is not None:
             seen = self._store.latest_version(schemas.MEMORIES)
-            verdict = Verdict(False, "stated by the caller (supersedes=)")
+            verdict = Judgement(False, "stated by the caller (supersedes=)")
             intent_vec = np.asarray(row["intent_embedding"])
             return self._create(row, intent_vec, scope, seen, (stated, None, verdict))
         if self._settings.value.admission.policy == "off":
@@ -205,7 +205,7 @@ class RememberFlow:
         intent_vec: np.ndarray,
         scope: str | None,
         seen: int,
-        corrects: tuple[str, float | None, Verdict] | None,
+        corrects: tuple[str, float | None, Judgement] | None,
     ) -> RememberResult:
         """Commit ``row``; mark what it ``corrects`` superseded by it, then settle it
         against racing near-duplicates when another commit came between the look (at

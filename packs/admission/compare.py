@@ -21,8 +21,8 @@ so four checks decide, each measured on ``packs/data/corrections/response_pairs.
   action in other words), unless the new one is a shorter repeat: it adds at most one
   content word, at a cosine of 0.70 or more (issue 42).
 
-Words are compared as BM25 reads them (:func:`stems`: bm25s' English stop words and
-PyStemmer's Snowball stems, the tokenizer of ``packs/recall/lexical.py``).
+Words are compared as BM25 reads them (:func:`packs.recall.lexical.stems`: bm25s' English
+stop words and PyStemmer's Snowball stems, the tokeniser of BM25's index).
 
 A repeat passes all four. The decision never reads the intent: the situation already
 matched.
@@ -31,11 +31,12 @@ matched.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from packs.recall.lexical import tokenize
+from packs.recall.lexical import stems
 
 # A word, keeping inner punctuation (db-old.internal, s3://a/b, 14.2, don't) and the sign
 # of a number (+2R, -1.4R).
@@ -145,13 +146,6 @@ def compare_responses(old: str, new: str, cosine: float) -> Comparison:
     )
 
 
-def stems(text: str) -> list[str]:
-    """The content words of ``text`` as BM25 reads them: lower-cased, bm25s' English stop
-    words out, PyStemmer's Snowball stems (:func:`packs.recall.lexical.tokenize`), so
-    "approves" and "approved" are one word, and "is", "the" none."""
-    return tokenize([text])[0]
-
-
 def dropped_words(old: list[str], new_stems: list[str]) -> tuple[str, ...]:
     """The old text's content words (neither values nor stop words) whose stem the new
     one lacks."""
@@ -245,9 +239,10 @@ def _steps(words: list[str]) -> dict[str, int] | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Judgement:
     """A stored memory of the same situation against a new one: a repeat (merge) or a
-    new fact (supersede), with the reason in words."""
+    new fact (supersede), with the reason in words. (Called ``Verdict`` before issue 43:
+    a verdict is an output check's pass or fail, docs/architecture.md's glossary.)"""
 
     repeat: bool
     reason: str
@@ -259,7 +254,7 @@ def judge(
     response_cosine: float,
     outcome_cosine: float | None,
     threshold: float,
-) -> Verdict:
+) -> Judgement:
     """Is ``new`` a repeat of ``old`` (rows with ``response_summary``, ``outcome`` and
     ``signal_polarity``)? A polarity both label and differ on, a response or an outcome
     (when both have one; ``outcome_cosine`` of their embeddings) that is not the same fact
@@ -277,4 +272,15 @@ def judge(
         outcome = compare_responses(old["outcome"], new["outcome"], outcome_cosine)
         if not outcome.same_fact(threshold):
             reasons.append(f"outcome: {outcome.reason(threshold)}")
-    return Verdict(not reasons, "; ".join(reasons))
+    return Judgement(not reasons, "; ".join(reasons))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Verdict":  # deprecated for one release (issue 43)
+        warnings.warn(
+            "packs.admission.compare.Verdict is deprecated; use Judgement",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Judgement
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,30 +19,35 @@ With a Pack's ``admission.policy`` on, ``remember`` refuses, holds or stores a m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from packs.admission.compare import Comparison
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+from packs.recall.lexical import stems
 
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Function words and chatter that carry no fact (hand-set: a short English stop list and
-# the acknowledgements, greetings and fillers of chat logs).
-FILLER = _words("""a an the and or but of to in on at by for with from as is are was were be
-    been it its it's this that these those there here you your we our they their he she him
-    her i i'm me my do does did done so if than too very can could will would should may
-    might must has have had just also then now not no yes yeah yep ok okay k sure fine
-    thanks thank thx ty cheers please pls hi hello hey bye goodbye lol haha hmm um uh ah oh
-    great cool nice awesome perfect good got it noted sounds works will let know see check
-    later soon again today tomorrow morning question answer something anything thing stuff
-    what how why who when where which one all any some more much well right really maybe
-    brb np sorry welcome done go ahead quick""")
+# Words that BM25 keeps (bm25s' 33 English stop words are Lucene's) but that carry no fact
+# in a chat: pronouns, auxiliaries and question words, and the acknowledgements,
+# greetings and fillers of chat logs (hand-set; compared as their stems, so "thanks" is
+# "thank"). "noted" and "works" left the list with the stems: "notes" and "worked" are
+# content (packs/data/admission/stream.jsonl, packs/data/corrections/response_pairs.jsonl).
+CHATTER = _words("""been it's its those here you your we our he she him her i i'm me my
+    do does did done so than too very can could would should may might must has have had
+    just also now yes yeah yep ok okay k sure fine thanks thank thx ty cheers please pls hi
+    hello hey bye goodbye lol haha hmm um uh ah oh great cool nice awesome perfect good got
+    sounds let know see check later soon again today tomorrow morning question answer
+    something anything thing stuff what how why who when where which one all any some more
+    much well right really maybe brb np sorry welcome go ahead quick from were""")
+
+
+@cache
+def _chatter_stems() -> frozenset[str]:
+    return frozenset(stems(" ".join(sorted(CHATTER))))  # the stemmer loads on first use
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,10 @@ class Neighbour:
 
 
 def content_words(text: str) -> list[str]:
-    """The words of ``text`` that are neither function words nor chatter."""
-    return [w for w in _WORD.findall(text.casefold().replace("’", "'")) if w not in FILLER]
+    """The words of ``text`` as BM25 reads them (:func:`packs.recall.lexical.stems`: its
+    stop words out, stemmed), less the :data:`CHATTER` stems."""
+    chatter = _chatter_stems()
+    return [w for w in stems(text) if w not in chatter]
 
 
 def empty_reason(intent: str, response: str, min_words: int) -> str | None:

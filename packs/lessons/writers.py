@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from packs.errors import TransientError, WolfieError
+from packs.errors import LessonWriterError, TransientLessonWriterError
 from packs.http_json import post_json
 from packs.validation import lone_surrogate
 
@@ -34,14 +34,6 @@ PROMPT_PATH = Path(__file__).parent / "prompts" / f"{PROMPT_VERSION}.md"
 MAX_LESSON_CHARS = 600  # twice the prompt's limit: room for a verbose model, not an essay
 SAMPLING_WRITER = "mcp-sampling"  # lesson_log's writer for a lesson an MCP client's model wrote
 FAILURE_UTILITY = -0.1  # hand-set: a track record below this reads as "avoid"
-
-
-class LessonWriterError(WolfieError, RuntimeError):
-    """The writer gave no usable lesson; the old one stays."""
-
-
-class TransientLessonWriterError(LessonWriterError, TransientError):
-    """The writer's endpoint timed out or answered 429/5xx."""
 
 
 # scheme://user:password@host -> scheme://***@host, wherever a URL appears in a text.

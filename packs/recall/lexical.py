@@ -79,6 +79,14 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     return bm25.tokenize(texts)
 
 
+def stems(text: str) -> list[str]:
+    """One text's words as BM25 reads them (:func:`tokenize`): lower-cased, bm25s'
+    English stop words out, PyStemmer's Snowball stems, so "approves" and "approved" are
+    one word and "is", "the" none. The one tokeniser of the engine's word checks too
+    (admission's content words, the repeat-or-correction comparison)."""
+    return tokenize([text])[0]
+
+
 @dataclass(frozen=True)
 class LexicalHits:
     """BM25 hits: row ids best first, with their scores (all > 0)."""

@@ -36,7 +36,7 @@ def track_record(item: RecalledItem) -> str:
     if item.reward_count == 0:
         return f"no rewards yet, used {item.usage_count}x"
     return (
-        f"utility {item.utility:+.2f} over {item.reward_count} reward(s), "
+        f"utility {item.track_record:+.2f} over {item.reward_count} reward(s), "
         f"confidence {item.confidence:.2f}, used {item.usage_count}x"
     )
 

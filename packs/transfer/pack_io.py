@@ -42,7 +42,7 @@ import pyarrow as pa
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.errors import InvalidInput, PackNotFound, SchemaVersionError
+from packs.errors import InvalidInput, PackNotEmpty, PackNotFound, SchemaVersionError
 from packs.eval_sets import EVAL_SETS, EVAL_SETS_SCHEMA
 from packs.pack import Pack, storage_of
 from packs.settings import PackSettings
@@ -59,10 +59,6 @@ from packs.transfer.staging import Staged, check_collisions, stage
 # A merge keeps the target's settings, so also its tuning log (whose rows name its versions).
 SETTINGS_TABLES = [schemas.PACK_META, schemas.TUNING]
 CONTENT = (schemas.MEMORIES, schemas.EPISODES, schemas.REWARD_EVENTS, schemas.MERGES)
-
-
-class PackNotEmpty(InvalidInput):
-    """An import into a Pack that already holds rows, without ``merge``."""
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def test_a_recall_during_a_flush_neither_waits_nor_loses_what_it_took(pack):
         during = pack.search("rule 7")
         assert time.monotonic() - started < 5  # not blocked by the flush
         item = next(i for i in during.items if i.id == rewarded)
-        assert item.utility == pytest.approx(expected)  # the taken step still counts
+        assert item.track_record == pytest.approx(expected)  # the taken step still counts
         again = pack.feedback(first.episode_id, 1.0, idempotency_key="once")
         assert again.duplicate  # the taken reward event is still found
         assert pack.recall("rule 9").episode_id  # a recall logs meanwhile
@@ -71,7 +71,7 @@ def test_a_recall_during_a_flush_neither_waits_nor_loses_what_it_took(pack):
         go.set()
         thread.join(timeout=60)
     after = next(i for i in pack.search("rule 7").items if i.id == rewarded)
-    assert after.utility == pytest.approx(expected)  # stored now, and counted once
+    assert after.track_record == pytest.approx(expected)  # stored now, and counted once
     pack.flush()
     assert storage_of(pack).count(schemas.REWARD_EVENTS) == len(first.items)  # one per memory, once
     assert pack.rebuild_utilities(write=False).changed == 0

@@ -57,7 +57,7 @@ def _ranking(pack: Pack) -> list[list[tuple[str, float, float, float]]]:
     found = [pack.search(q) for q in QUERIES] + [pack.search(SCOPED[1], scope=SCOPED[0])]
     return [
         [
-            (i.id, round(i.score, 9), round(i.ranked_utility, 12), round(i.utility, 12))
+            (i.id, round(i.score, 9), round(i.ranked_utility, 12), round(i.track_record, 12))
             for i in result.items
         ]
         for result in found

@@ -79,8 +79,8 @@ def test_export_then_import_into_a_new_pack_ranks_the_same(shell_pack, tmp_path)
         Pack.open("copy", tmp_path, read_only=True) as copy,
     ):
         query = "split the nightly export"
-        assert [(i.id, i.score, i.utility) for i in copy.search(query).items] == [
-            (i.id, i.score, i.utility) for i in source.search(query).items
+        assert [(i.id, i.score, i.track_record) for i in copy.search(query).items] == [
+            (i.id, i.score, i.track_record) for i in source.search(query).items
         ]
         assert copy.history(made) == source.history(made)
 

@@ -13,12 +13,13 @@ from packs.admission.policy import (
     predicted_utility,
     reworded_correction,
 )
+from packs.recall.lexical import stems
 
 
 def test_chatter_has_no_content_words_and_a_note_has_several() -> None:
     assert content_words("ok, thanks! sounds good") == []
     assert content_words("The staging DB host is db-old.internal") == [
-        "staging",
+        "stage",
         "db",
         "host",
         "db",
@@ -31,6 +32,16 @@ def test_chatter_has_no_content_words_and_a_note_has_several() -> None:
     )
     assert empty_reason("Deploy", "Ran it", 3) is not None  # 2 content words: "deploy", "ran"
     assert empty_reason("Deploy failed", "Ran it", 3) is None
+
+
+def test_content_words_are_bm25s_words_less_the_chatter() -> None:
+    """One tokeniser: BM25's stop words and stems (packs.recall.lexical.stems), then the
+    chatter stems out, so "Approved" and "approves" are one word, "into" (a bm25s stop
+    word) none, and "thanks" and "thank you" chatter."""
+    text = "Alice approves releases; it went into production. Approved! thanks, thank you"
+    assert content_words(text) == [w for w in stems(text) if w not in {"thank", "you"}]
+    assert content_words(text) == ["alic", "approv", "releas", "went", "product", "approv"]
+    assert content_words("The notes are noted") == ["note", "note"]  # "noted" is no chatter
 
 
 def test_predicted_utility_is_the_similarity_weighted_track_record() -> None:

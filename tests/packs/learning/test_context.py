@@ -151,7 +151,7 @@ def test_reward_for_one_question_does_not_leak_into_an_unrelated_one(tmp_path):
     plain, _ = train_pack(tmp_path, "global")
     with contextual, plain:
         for pack in (contextual, plain):
-            assert candidate(pack, TIMEOUT_Q, CHUNKS[0]).utility > 0.5  # global Q learned
+            assert candidate(pack, TIMEOUT_Q, CHUNKS[0]).track_record > 0.5  # global Q learned
         # plain MemRL: the timeout chunk's Q pushes it above the retry chunk
         assert plain.search(RETRY_Q).items[0].text == CHUNKS[0]
         # contextual: seen from the retry question the timeout chunk has no credit
@@ -172,7 +172,7 @@ def test_a_hub_that_helps_nobody_sinks_for_new_questions(tmp_path):
             episode = pack.recall(query, k=len(CHUNKS)).episode_id or ""
             pack.apply_reward(episode, -1.0, source="explicit", signal="item", memory_ids=ids)
         item = candidate(pack, new_question, hub)
-        assert item.utility < 0 and item.ranked_utility <= item.utility + 1e-9
+        assert item.track_record < 0 and item.ranked_utility <= item.track_record + 1e-9
         trained = [i.text for i in pack.search(new_question, k=len(CHUNKS)).items]
         assert untrained.index(hub) == 0 < trained.index(hub)  # it no longer wins there
 

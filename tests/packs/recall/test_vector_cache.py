@@ -111,7 +111,7 @@ def test_row_added_by_another_handle_is_found_at_once(pack, tmp_root):
 
 def test_utility_updated_elsewhere_is_not_served_stale(pack, tmp_root):
     first = pack.search("chunk 3 of b.md").items[0]
-    assert first.utility == 0.0
+    assert first.track_record == 0.0
     with open_pack(tmp_root) as other:
         full = schemas.memories_schema(DIM)
         row = pa.table(
@@ -120,7 +120,7 @@ def test_utility_updated_elsewhere_is_not_served_stale(pack, tmp_root):
         )
         storage_of(other).merge(schemas.MEMORIES, row, "id", update=True, insert=False)
     items = pack.search("chunk 3 of b.md", k=10).items
-    assert [i.utility for i in items if i.id == first.id] == [pytest.approx(0.75)]
+    assert [i.track_record for i in items if i.id == first.id] == [pytest.approx(0.75)]
     assert cached(pack, "chunk 3 of b.md")[0] == exact(pack, "chunk 3 of b.md")[0]
 
 
