@@ -365,3 +365,26 @@ EVAL_RUNS_SCHEMA = pa.schema(
         pa.field("embedding", pa.string()),  # "provider:model" that embedded the queries
     ]
 )
+
+# Created on first use by ``packs/eval_sets.py``: one row per named eval set, its JSONL text.
+EVAL_SETS = "eval_sets"
+EVAL_SETS_SCHEMA = pa.schema(
+    [
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("jsonl", pa.large_string(), nullable=False),
+        pa.field("digest", pa.string(), nullable=False),  # sha256 of the JSONL text
+        pa.field("source", pa.string()),  # where it came from (a file, a bundle)
+        pa.field("stored_at", TS, nullable=False),
+    ]
+)
+
+# The tables a write creates when the Pack lacks them (``PackStore.append`` and ``merge``):
+# the eval tables, made on first use, and the logs a Pack of schema 1 could lack (every
+# table of a migrated Pack exists: packs/store/migrate.py). None has a vector column.
+CREATED_ON_WRITE = {
+    EVAL_RUNS: EVAL_RUNS_SCHEMA,
+    EVAL_SETS: EVAL_SETS_SCHEMA,
+    MERGES: MERGES_SCHEMA,
+    LESSON_LOG: LESSON_LOG_SCHEMA,
+    MEMORY_HISTORY: MEMORY_HISTORY_SCHEMA,
+}
