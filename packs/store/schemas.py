@@ -2,11 +2,10 @@
 
 ``SCHEMA_VERSION`` is recorded in the Pack's ``pack_meta`` table. A Pack written by a
 newer schema than this code knows is refused (:class:`SchemaVersionError`) rather than
-misread; an older one is brought up to date when opened writable
-(:mod:`packs.store.migrate`: version 2 added the lifecycle columns and ``forgotten``,
-version 3 the ``memory_history`` table, version 4 the admission columns of ``memories``
-and the provenance columns of ``lesson_log``, version 5 the BM25 score in
-``retrieval_log`` and the ``tuning`` table).
+misread; an older one is brought up to date when opened writable by the named steps of
+:mod:`packs.store.migrate` (version 2 added the lifecycle columns and ``forgotten``,
+3 ``memory_history``, 4 the admission and lesson provenance columns, 5 the BM25 score
+in ``retrieval_log`` and ``tuning``, 6 the slate columns and the lesson scope).
 Vector columns depend on the embedder's dimension, so the schemas are built by
 functions of ``dim``.
 """
