@@ -90,7 +90,8 @@ def test_a_new_pack_records_every_step_and_migrating_it_writes_nothing(tmp_root)
     meta, version = meta_of(tmp_root, "new")
     assert sorted(k for k in meta if k.startswith(migrate.RECORD_PREFIX)) == RECORDS
     store = PackStore(locate("new", tmp_root, None), read_only=False)
-    assert migrate.pending(meta) == [] and migrate.migrate(store, 384, meta) == []
+    assert migrate.pending(meta) == []
+    assert migrate.migrate(store, meta["embedding"]["dim"], meta) == []
     assert meta_of(tmp_root, "new")[1] == version
 
 
@@ -127,3 +128,11 @@ def test_processes_upgrading_one_old_pack_at_once_all_succeed(tmp_root):
     assert found == [RECORDS] * 3
     with Pack.open("old", tmp_root) as pack:
         assert pack.count() == 1 and pack.get(pack.search("printer").ids[0])["held_at"] is None
+
+
+def test_upgrade_is_a_deprecated_alias_of_migrate(tmp_root):
+    _old_pack(tmp_root, 5)
+    store = PackStore(locate("old", tmp_root, None), read_only=False)
+    with pytest.warns(DeprecationWarning, match="migrate"):
+        assert migrate.upgrade(store, meta_of(tmp_root, "old")[0]["embedding"]["dim"], 5)
+    assert sorted(k for k in meta_of(tmp_root, "old")[0] if k.startswith("migration:")) == RECORDS
