@@ -1,6 +1,6 @@
 """The Pack's ``eval_runs`` table: typed results written per run, read back as trends.
 
-The table is created on first use (``PackStore.ensure_table``), so Packs that are never
+The table is created on first use (``schemas.CREATED_ON_WRITE``), so Packs that are never
 evaluated don't carry it. One row per :class:`~evals.metrics.MetricResult`; the rows of
 one run share a ``run_id``. Writing is one append (one commit) per run.
 """
@@ -48,7 +48,6 @@ def write_eval_run(
         }
         for r in results
     ]
-    storage_of(pack).ensure_table(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA)
     storage_of(pack).append(
         schemas.EVAL_RUNS, pa.Table.from_pylist(rows, schema=schemas.EVAL_RUNS_SCHEMA)
     )

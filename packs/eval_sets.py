@@ -4,7 +4,8 @@ A Pack carries the queries it is judged by, so the scheduled eval runs with no f
 the worker's disk and works the same on a local folder or ``s3://``. The set is kept as
 its JSONL text (the format of ``evals/evalset.py``, which parses and checks it when it
 is scored); storing a set under an existing name replaces it in one ``merge_insert``
-commit. The table is created on first use, like ``eval_runs``.
+commit. The table is created on first use, like ``eval_runs`` (the store's concern:
+``schemas.CREATED_ON_WRITE``).
 """
 
 from __future__ import annotations
@@ -17,17 +18,8 @@ import pyarrow as pa
 
 from packs.errors import EvalSetNotFound, InvalidInput
 from packs.pack import Pack, storage_of
+from packs.store.schemas import EVAL_SETS, EVAL_SETS_SCHEMA
 
-EVAL_SETS = "eval_sets"
-EVAL_SETS_SCHEMA = pa.schema(
-    [
-        pa.field("name", pa.string(), nullable=False),
-        pa.field("jsonl", pa.large_string(), nullable=False),
-        pa.field("digest", pa.string(), nullable=False),  # sha256 of the JSONL text
-        pa.field("source", pa.string()),  # where it came from (a file, a bundle)
-        pa.field("stored_at", pa.timestamp("us", tz="UTC"), nullable=False),
-    ]
-)
 MAX_EVAL_SET_BYTES = 16 * 1024 * 1024  # hand-set: thousands of queries, not a corpus
 
 
@@ -60,7 +52,6 @@ def store_eval_set(pack: Pack, name: str, jsonl: str, source: str | None = None)
         datetime.now(UTC),
     )
     row = pa.Table.from_pylist([asdict(stored)], schema=EVAL_SETS_SCHEMA)
-    storage_of(pack).ensure_table(EVAL_SETS, EVAL_SETS_SCHEMA)
     storage_of(pack).merge(EVAL_SETS, row, "name", update=True)
     return stored
 

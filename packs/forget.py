@@ -34,7 +34,7 @@ from packs.store import schemas, tombstones
 from packs.store.erasure import ID_CHUNK, delete_rows, strip_keys
 from packs.store.filters import MEMORY_FILTER_COLUMNS, in_clause, sql_literal, where_clause
 from packs.store.gateway import PackStore
-from packs.store.lesson_scopes import SCOPE_COLUMN, scoped_lessons_stored
+from packs.store.lesson_scopes import SCOPE_COLUMN
 from packs.store.scopes import (
     SCOPE_KEY,
     check_scope,
@@ -95,7 +95,7 @@ class ForgetService:
             else:
                 ids = self._ids(_clause(where))
             removed = delete_rows(self._store, ids, episodes)
-            if scope is not None and scoped_lessons_stored(self._store):  # its lessons of
+            if scope is not None:  # its lessons of
                 clause = f"{SCOPE_COLUMN} = {sql_literal(scope)}"  # shared memories
                 removed[schemas.LESSON_LOG] += self._store.delete(schemas.LESSON_LOG, clause)
             keys = strip_keys(self._store, episodes)  # their events on memories that stay

@@ -29,7 +29,7 @@ from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 from packs.store.lesson_scopes import own_lessons_clause
-from packs.store.lifecycle import has_lifecycle
+from packs.store.lifecycle import marks_of, superseded_by_clause
 
 # The revisable fields, by the name callers use, and the column each is stored in.
 FIELD_COLUMNS = {
@@ -94,7 +94,7 @@ class MemoryHistory:
         latest commit."""
         memory_id = check_memory_id(memory_id)
         self._store.latest_version(schemas.MEMORIES)
-        columns = ROW_COLUMNS + (_MARK_COLUMNS[1:] if marks else [])
+        columns = ROW_COLUMNS + (marks_of(self._store, _MARK_COLUMNS[1:]) if marks else [])
         rows = self._store.get(schemas.MEMORIES, f"id = {sql_literal(memory_id)}", columns)
         if not rows:
             raise UnknownMemory(f"Pack {self._store.location.name!r} has no memory {memory_id!r}.")
@@ -102,15 +102,13 @@ class MemoryHistory:
 
     def __call__(self, memory_id: str, scope: str | None = None) -> list[MemoryVersion]:
         """Every version of ``memory_id``, oldest first, as a caller in ``scope`` sees it."""
-        lifecycle = has_lifecycle(self._store)
-        row = self.read_row(memory_id, marks=lifecycle)
+        row = self.read_row(memory_id, marks=True)
         clause = f"memory_id = {sql_literal(memory_id)}"
         revisions = self._rows(schemas.MEMORY_HISTORY, _REVISION_COLUMNS, clause)
         merges = self._rows(schemas.MERGES, _MERGE_COLUMNS, clause)
-        replaced = []
-        if lifecycle:
-            by_me = f"superseded_by = {sql_literal(memory_id)}"
-            replaced = self._store.scan(schemas.MEMORIES, _MARK_COLUMNS, by_me).to_pylist()
+        by_me = superseded_by_clause(self._store, memory_id)
+        marked = ["id", *marks_of(self._store, _MARK_COLUMNS[1:])]
+        replaced = self._store.scan(schemas.MEMORIES, marked, by_me).to_pylist()
         written = f"{clause} AND status = 'written' AND {own_lessons_clause(self._store, scope)}"
         lessons = self._rows(schemas.LESSON_LOG, _LESSON_COLUMNS, written)
         return versions_of(row, revisions, merges, replaced, lessons)

@@ -274,7 +274,6 @@ class MemoryWriter:
         self._store.require_writable("store lessons")
         with self._lock:
             if log:
-                self._store.ensure_table(schemas.LESSON_LOG, schemas.LESSON_LOG_SCHEMA)
                 table = pa.Table.from_pylist(log, schema=schemas.LESSON_LOG_SCHEMA)
                 self._store.append(schemas.LESSON_LOG, table)
             if lessons:

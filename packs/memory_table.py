@@ -20,17 +20,7 @@ from packs.pack import Pack, storage_of
 from packs.records import Record
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
-from packs.store.lifecycle import (
-    EXPIRES,
-    HELD,
-    NOT_HELD,
-    NOT_SUPERSEDED,
-    SUPERSEDED,
-    expired_clause,
-    has_admission,
-    has_lifecycle,
-    unexpired_clause,
-)
+from packs.store.lifecycle import EXPIRES, HELD, SUPERSEDED, marks_of, status_clause
 from packs.store.scopes import check_scope, visible_clause
 
 # sort name -> (column, descending); "age": the newest first
@@ -103,7 +93,7 @@ def memory_page(
     if text and text.strip():
         clauses.append(f"strpos(lower(intent_text), {sql_literal(text.strip().lower())}) > 0")
     if status:
-        clauses.append(_status_clause(store, status, now))
+        clauses.append(status_clause(store, status, now))
     where = " AND ".join(f"({c})" for c in clauses) or None
     column, descending = SORTS[sort]
     keys = store.scan(schemas.MEMORIES, ["id", column], where)
@@ -116,24 +106,8 @@ def memory_page(
     return MemoryPage(tuple(rows), keys.num_rows, page, size)
 
 
-def _status_clause(store: Any, status: str, now: datetime) -> str:
-    lifecycle, admission = has_lifecycle(store), has_admission(store)
-    if status == "held":
-        return f"{HELD} IS NOT NULL" if admission else "FALSE"
-    if status == "superseded":
-        return f"{SUPERSEDED} IS NOT NULL" if lifecycle else "FALSE"
-    if status == "expired":
-        return expired_clause(now) if lifecycle else "FALSE"
-    parts = [NOT_SUPERSEDED, unexpired_clause(now)] if lifecycle else []
-    return " AND ".join([*parts, *([NOT_HELD] if admission else [])]) or "TRUE"
-
-
 def _rows(store: Any, ids: list[str], now: datetime) -> list[MemoryRow]:
-    wanted = [*_COLUMNS, "created_at"]
-    if has_lifecycle(store):
-        wanted += _LIFECYCLE[1:]
-    if has_admission(store):
-        wanted.append(HELD)
+    wanted = [*_COLUMNS, "created_at", *marks_of(store, [*_LIFECYCLE[1:], HELD])]
     table: pa.Table = store.scan(schemas.MEMORIES, wanted, in_clause("id", ids))
     found = {row["id"]: row for row in table.to_pylist()}
     return [_row(found[m], now) for m in ids if m in found]

@@ -178,7 +178,6 @@ def _fold(store: PackStore, winner: dict[str, Any], loser: dict[str, Any]) -> bo
     process flushed first keeps the loser (its learned state stays), and one flushed
     after the delete finds the merge logged here and goes to the winner
     (:func:`packs.store.merges.folded_into`)."""
-    store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
     now = datetime.now(UTC)
     row = merge_row(
         winner["id"],

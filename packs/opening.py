@@ -20,7 +20,7 @@ from packs.store.fulltext import ensure_text_index
 from packs.store.gateway import PackStore
 from packs.store.keys import ensure_primary_keys
 from packs.store.locations import locate, make_local_folder
-from packs.store.migrate import upgrade
+from packs.store.migrate import MIGRATIONS, migrate, records
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def open_store(
     stored = EmbeddingInfo.from_dict(meta["embedding"])
     (embedder.info if embedder else OnnxMiniLM.info).check_compatible(stored, name)
     if not read_only:
-        upgrade(store, stored.dim, version)
+        migrate(store, stored.dim, meta)  # the named steps it lacks (packs/store/migrate.py)
         _index_text(store)
         ensure_primary_keys(store)  # a Pack made before them (packs/store/keys.py)
     if embedder is None and stored.provider != OnnxMiniLM.info.provider:
@@ -128,6 +128,7 @@ def _create(store: PackStore, info: EmbeddingInfo, settings: PackSettings) -> Pa
             "settings_version": 1,
             "settings@1": settings.to_dict(),
             "created_at": datetime.now(UTC).isoformat(),
+            **records([m.name for m in MIGRATIONS], ran=False),  # made in the newest shape
         }
     )
     return settings

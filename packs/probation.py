@@ -23,7 +23,7 @@ from packs.records import HeldMemory
 from packs.store import schemas
 from packs.store.filters import in_clause, sql_literal
 from packs.store.gateway import PackStore
-from packs.store.lifecycle import HELD, NOT_HELD, NOT_SUPERSEDED, has_admission
+from packs.store.lifecycle import HELD, NOT_HELD, NOT_SUPERSEDED, held_clause, marks_of
 from packs.store.scopes import SCOPE_KEY, same_scope_clause, visible_clause
 
 _CLEARED = ("id", "held_at", "held_reason", "held_episode", "updated_at")
@@ -48,7 +48,7 @@ class Probation:
 
     def confirm(self, memory_ids: list[str], now: datetime) -> list[str]:
         """Clear the hold of those of ``memory_ids`` still held; the ids confirmed."""
-        if not memory_ids or not has_admission(self._store):
+        if not memory_ids:
             return []
         self._store.latest_version(schemas.MEMORIES)
         clause = f"{in_clause('id', memory_ids)} AND {HELD} IS NOT NULL"
@@ -68,8 +68,6 @@ class Probation:
 
     def confirm_episode(self, episode_id: str, now: datetime) -> list[str]:
         """Confirm the memories held from ``episode_id`` (its reward was positive)."""
-        if not has_admission(self._store):
-            return []
         clause = f"held_episode = {sql_literal(episode_id)} AND {HELD} IS NOT NULL"
         found = self._store.scan(schemas.MEMORIES, ["id"], clause)["id"].to_pylist()
         return self.confirm(found, now)
@@ -101,12 +99,10 @@ def held_memories(
 ) -> list[HeldMemory]:
     """The memories on probation, oldest first: those ``scope`` can see (its own and the
     shared ones), or every one with ``every`` (an operator's listing)."""
-    if not has_admission(store):
-        return []
-    clause = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {HELD} IS NOT NULL"
+    clause = f"kind = {sql_literal(schemas.KIND_MEMORY)} AND {held_clause(store)}"
     if not every:
         clause += f" AND {visible_clause(scope)}"
-    rows = store.scan(schemas.MEMORIES, _LISTED, clause).to_pylist()
+    rows = store.scan(schemas.MEMORIES, marks_of(store, _LISTED), clause).to_pylist()
     return [
         HeldMemory(
             id=r["id"],

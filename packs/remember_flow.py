@@ -279,7 +279,6 @@ class RememberFlow:
         """
         memory_id = row["memory_id"]
         table = pa.Table.from_pylist([row], schema=schemas.MERGES_SCHEMA)
-        self._store.ensure_table(schemas.MERGES, schemas.MERGES_SCHEMA)
         self._store.merge(schemas.MERGES, table, "merge_id")
         self._store.latest_version(schemas.MEMORIES)
         if not self._store.count(schemas.MEMORIES, f"id = {sql_literal(memory_id)}"):

@@ -196,7 +196,6 @@ class RevisionService:
             # no evidence yet, or none since the last reset (Q 0, c 0.5): nothing to undo
             if state and state.reward_count and (state.utility != 0.0 or state.confidence != 0.5):
                 before = self._ledger.revision(memory_id, version_id, "+".join(action))
-        self._store.ensure_table(schemas.MEMORY_HISTORY, schemas.MEMORY_HISTORY_SCHEMA)
         changed = {field: {"old": old, "new": new} for field, (old, new) in changes.items()}
         row = {
             "version_id": version_id,

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from packs.pack import Pack, storage_of
 from packs.store import schemas
 from packs.store.erasure import ID_CHUNK, purge_pending
-from packs.store.lifecycle import expired_clause, has_lifecycle
+from packs.store.lifecycle import status_clause
 from packs.store.maintenance import DEFAULT_INDEX_THRESHOLD, MaintenanceReport, maintain_store
 
 
@@ -38,9 +38,7 @@ def maintain(
 
 def forget_expired(pack: Pack, now: datetime | None = None) -> int:
     """Forget every memory whose ``expires_at`` is past (already never recalled); how many."""
-    if not has_lifecycle(storage_of(pack)):
-        return 0
-    clause = expired_clause(now or datetime.now(UTC))
+    clause = status_clause(storage_of(pack), "expired", now or datetime.now(UTC))
     ids = storage_of(pack).scan(schemas.MEMORIES, ["id"], clause)["id"].to_pylist()
     forgotten = 0
     for start in range(0, len(ids), ID_CHUNK):  # by filter: one forgotten meanwhile is no error

@@ -409,3 +409,32 @@ def test_every_fact_cited_lives_in_the_repository():
             missing |= {m for m in re.findall(r"docs/[\w-]+\.md", text) if not (ROOT / m).exists()}
     assert outside == []
     assert missing == set()
+
+
+MIGRATION_NAMES = {"add_columns", "ensure_table", "has_lifecycle", "has_admission"}
+
+
+def test_no_migration_branch_outside_the_store():
+    """Named migrations (issue 43): a writable open migrates the Pack
+    (packs/store/migrate.py), the store makes the few tables a write may find missing
+    and the clauses that differ on an older Pack read as it is (packs/store/lifecycle.py).
+    No module outside ``packs/store`` adds columns, creates a table or asks the schema."""
+    found = []
+    for name, path in every_module().items():
+        if name.startswith("packs.store."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute | ast.Name | ast.alias):
+                word = {ast.Attribute: "attr", ast.Name: "id", ast.alias: "name"}[type(node)]
+                if getattr(node, word) in MIGRATION_NAMES:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {getattr(node, word)}")
+    assert found == []
+
+
+def test_the_migrations_are_named_once_and_in_order():
+    from packs.store.migrate import MIGRATIONS
+
+    names = [m.name for m in MIGRATIONS]
+    assert all(re.fullmatch(r"m\d{3}_[a-z0-9_]+", n) for n in names), names
+    assert [int(n[1:4]) for n in names] == list(range(1, len(names) + 1))  # unique, in order
+    assert [m.apply.__name__ for m in MIGRATIONS] == names

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,7 @@ from packs.store import schemas
 from packs.store.filters import where_clause
 from packs.store.gateway import PackStore
 from packs.store.lesson_scopes import scope_lessons
-from packs.store.lifecycle import NOT_HELD, NOT_SUPERSEDED, has_admission, has_lifecycle
+from packs.store.lifecycle import advice_clause, expiry_clock
 from packs.store.scopes import check_scope, visible_clause
 from packs.validation import check_k, check_text
 
@@ -98,12 +97,10 @@ class RecallService:
             raise InvalidInput(f"kind must be 'memory', 'knowledge' or None, not {kind!r}.")
         clause = where_clause({**(where or {}), **({"kind": kind} if kind else {})}, metadata)
         visible = visible_clause(check_scope(scope))
-        now = datetime.now(UTC) if has_lifecycle(self._store) else None  # None: schema 1
+        now = expiry_clock(self._store)  # None: a Pack without expiry (packs/store/lifecycle.py)
         clause = visible if clause is None else f"{visible} AND ({clause})"
-        if now is not None:  # a superseded memory is history, never advice
-            clause = f"{clause} AND {NOT_SUPERSEDED}"
-        if has_admission(self._store):  # a memory on probation waits for its confirmation
-            clause = f"{clause} AND {NOT_HELD}"
+        # a superseded memory is history, one on probation waits for its confirmation
+        clause = f"{clause} AND {advice_clause(self._store)}"
         vector = self._embedder.embed_query(text)
         with self._lock:
             self._bring_in()  # what this handle's flush wrote, read off the query path

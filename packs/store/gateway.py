@@ -49,6 +49,13 @@ class PackStore(TableAccess, StoreAdmin):
                 if name not in existing:
                     self._db.create_table(name, schema=schema, exist_ok=True)
 
+    def _writable(self, name: str) -> Any:
+        """The handle of ``name`` to write, creating a table of
+        :data:`schemas.CREATED_ON_WRITE` the Pack lacks (one listing, on first use)."""
+        if name not in self._tables and name in schemas.CREATED_ON_WRITE:
+            self.ensure_table(name, schemas.CREATED_ON_WRITE[name])
+        return self._table(name)
+
     # --- pack_meta: small JSON values, upserted by key -------------------------------
 
     def read_meta(self) -> dict[str, Any]:
@@ -75,7 +82,7 @@ class PackStore(TableAccess, StoreAdmin):
     def append(self, name: str, data: pa.Table) -> None:
         self.require_writable(f"append to {name!r}")
         if data.num_rows:
-            table = self._table(name)
+            table = self._writable(name)
             self._commit(
                 name, f"append to {name!r}", lambda: table.add(data, on_bad_vectors="null")
             )
@@ -99,7 +106,7 @@ class PackStore(TableAccess, StoreAdmin):
         self.require_writable(f"write to {name!r}")
         if not data.num_rows:
             return 0
-        table = self._table(name)
+        table = self._writable(name)
         builder = table.merge_insert(on)
         if update is True:
             builder = builder.when_matched_update_all()

@@ -1,12 +1,15 @@
 """Expiry, staleness and probation in ``where`` clauses: a memory past its ``expires_at``
 is never recalled or searched, one with ``superseded_at`` set is history, not advice
 (docs/forgetting.md), one with ``held_at`` set waits on probation (docs/admission.md).
-A Pack older than schema 2 (or 4) lacks the columns (opened read-only it is not
-migrated), so the clauses apply only where the columns exist.
+A Pack older than schema 2 (or 4) lacks the columns: opened writable it is migrated
+first (packs/store/migrate.py), opened read-only it is read as it is. So the clauses the
+rest of the engine filters by are made here, from the columns the Pack has: no code
+outside ``packs/store`` asks which schema it reads.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from packs.errors import InvalidInput
@@ -31,6 +34,51 @@ def has_lifecycle(store: PackStore) -> bool:
 def has_admission(store: PackStore) -> bool:
     """Whether the Pack's ``memories`` carry the admission columns (schema 4)."""
     return store.has_column(schemas.MEMORIES, HELD)
+
+
+def advice_clause(store: PackStore) -> str:
+    """The memories recall and search may offer: not superseded (history, not advice) and
+    not on probation (waiting for its confirmation)."""
+    parts = ([NOT_SUPERSEDED] if has_lifecycle(store) else []) + (
+        [NOT_HELD] if has_admission(store) else []
+    )
+    return " AND ".join(parts) or "TRUE"
+
+
+def expiry_clock(store: PackStore) -> datetime | None:
+    """Now, for the expiry checks of a recall; None for a Pack without ``expires_at`` (a
+    schema-1 Pack read as it is): nothing there expires."""
+    return datetime.now(UTC) if has_lifecycle(store) else None
+
+
+def held_clause(store: PackStore) -> str:
+    """The memories on probation (none on a Pack older than schema 4, read as it is)."""
+    return f"{HELD} IS NOT NULL" if has_admission(store) else "FALSE"
+
+
+def status_clause(store: PackStore, status: str, now: datetime) -> str:
+    """The memories of ``status`` at ``now``: ``held``, ``superseded``, ``expired`` or
+    (anything else) current: none of these."""
+    lifecycle = has_lifecycle(store)
+    if status == "held":
+        return held_clause(store)
+    if status == "superseded":
+        return f"{SUPERSEDED} IS NOT NULL" if lifecycle else "FALSE"
+    if status == "expired":
+        return expired_clause(now) if lifecycle else "FALSE"
+    unexpired = unexpired_clause(now) if lifecycle else "TRUE"
+    return f"{unexpired} AND {advice_clause(store)}"
+
+
+def superseded_by_clause(store: PackStore, memory_id: str) -> str:
+    """The memories ``memory_id`` superseded (none on a Pack older than schema 2)."""
+    return f"superseded_by = {sql_literal(memory_id)}" if has_lifecycle(store) else "FALSE"
+
+
+def marks_of(store: PackStore, columns: Sequence[str]) -> list[str]:
+    """Those of ``columns`` of ``memories`` the Pack has (one older than schema 2 or 4,
+    read as it is, lacks the lifecycle or admission ones)."""
+    return [c for c in columns if store.has_column(schemas.MEMORIES, c)]
 
 
 def timestamp_literal(at: datetime) -> str:

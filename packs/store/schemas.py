@@ -2,11 +2,10 @@
 
 ``SCHEMA_VERSION`` is recorded in the Pack's ``pack_meta`` table. A Pack written by a
 newer schema than this code knows is refused (:class:`SchemaVersionError`) rather than
-misread; an older one is brought up to date when opened writable
-(:mod:`packs.store.migrate`: version 2 added the lifecycle columns and ``forgotten``,
-version 3 the ``memory_history`` table, version 4 the admission columns of ``memories``
-and the provenance columns of ``lesson_log``, version 5 the BM25 score in
-``retrieval_log`` and the ``tuning`` table).
+misread; an older one is brought up to date when opened writable by the named steps of
+:mod:`packs.store.migrate` (version 2 added the lifecycle columns and ``forgotten``,
+3 ``memory_history``, 4 the admission and lesson provenance columns, 5 the BM25 score
+in ``retrieval_log`` and ``tuning``, 6 the slate columns and the lesson scope).
 Vector columns depend on the embedder's dimension, so the schemas are built by
 functions of ``dim``.
 """
@@ -365,3 +364,26 @@ EVAL_RUNS_SCHEMA = pa.schema(
         pa.field("embedding", pa.string()),  # "provider:model" that embedded the queries
     ]
 )
+
+# Created on first use by ``packs/eval_sets.py``: one row per named eval set, its JSONL text.
+EVAL_SETS = "eval_sets"
+EVAL_SETS_SCHEMA = pa.schema(
+    [
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("jsonl", pa.large_string(), nullable=False),
+        pa.field("digest", pa.string(), nullable=False),  # sha256 of the JSONL text
+        pa.field("source", pa.string()),  # where it came from (a file, a bundle)
+        pa.field("stored_at", TS, nullable=False),
+    ]
+)
+
+# The tables a write creates when the Pack lacks them (``PackStore.append`` and ``merge``):
+# the eval tables, made on first use, and the logs a Pack of schema 1 could lack (every
+# table of a migrated Pack exists: packs/store/migrate.py). None has a vector column.
+CREATED_ON_WRITE = {
+    EVAL_RUNS: EVAL_RUNS_SCHEMA,
+    EVAL_SETS: EVAL_SETS_SCHEMA,
+    MERGES: MERGES_SCHEMA,
+    LESSON_LOG: LESSON_LOG_SCHEMA,
+    MEMORY_HISTORY: MEMORY_HISTORY_SCHEMA,
+}

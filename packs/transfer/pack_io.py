@@ -217,14 +217,12 @@ def _existing(opened: Callable[..., Pack]) -> _Target | None:
 def _write_staged(pack: Pack, staged: Staged, binding: Rebinding, *, keep_settings: bool) -> None:
     """Write what :func:`stage` checked: each table by insert-only merge on its key,
     never naming a row the Pack held before (:mod:`packs.transfer.rebind`)."""
-    store = storage_of(pack)
-    known = _tables(pack.embedding.dim)
+    store = storage_of(pack)  # a table the Pack lacks is created by the write
     for name in staged.tables:
         if name in staged.skipped or name == schemas.PACK_META:
             continue
         if keep_settings and name in SETTINGS_TABLES:  # its versions name the file's settings
             continue
-        store.ensure_table(name, known[name])
         for batch in staged.batches(name):
             store.merge(name, rebound(name, batch, binding), list(KEYS[name]))
     if not keep_settings and staged.meta:

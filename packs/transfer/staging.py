@@ -16,6 +16,7 @@ from packs.settings import PackSettings
 from packs.store import schemas
 from packs.store.filters import in_clause
 from packs.store.gateway import PackStore
+from packs.store.migrate import RECORD_PREFIX
 from packs.store.scopes import SCOPE_KEY, episode_scope
 from packs.store.tombstones import SALT_KEY
 from packs.transfer.checks import NEVER_IMPORTED, FileFacts, ImportRules, checked
@@ -23,7 +24,7 @@ from packs.transfer.formats import Manifest, read_tables
 from packs.validation import parse_json
 
 # pack_meta keys an import never takes from a file: the target's own (its schema,
-# embedding and creation), and the salt of its tombstones' scope digests.
+# embedding, creation and applied migrations), and the salt of its tombstones' scope digests.
 OWN_META = ("schema_version", "embedding", "created_at", SALT_KEY, "last_purge_at")
 _ID_CHUNK = 1_000
 
@@ -87,7 +88,7 @@ def stage(source: Path, manifest: Manifest, rules: ImportRules, folder: Path) ->
 
 def _meta(where: Any, data: pa.Table, meta: dict[str, Any]) -> None:
     for index, row in enumerate(data.to_pylist()):
-        if row["key"] not in OWN_META:
+        if row["key"] not in OWN_META and not row["key"].startswith(RECORD_PREFIX):
             try:
                 meta[row["key"]] = parse_json(row["value_json"], f"pack_meta {row['key']!r}")
             except InvalidInput as exc:

@@ -22,11 +22,10 @@ from packs.errors import (
     TextTooLong,
     UnknownMemory,
 )
-from packs.pack import storage_of
 from packs.records import MemoryVersion
-from packs.store import schemas
 from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
+from tests.support.old_packs import cut_back
 from tests.support.packs import table_versions
 
 INTENT = "The deploy failed with a locked database"
@@ -204,8 +203,7 @@ def test_bad_revisions_are_refused_and_change_nothing(tmp_root):
 def test_a_pack_made_before_memory_history_opens_and_revises(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         made = pack.remember(INTENT, OLD).id
-        storage_of(pack)._db.drop_table(schemas.MEMORY_HISTORY)
-        storage_of(pack).write_meta({"schema_version": 2})  # as the last release wrote it
+    cut_back(tmp_root, "old", 2)  # as schema 2 left it (tests/support/old_packs.py)
     with Pack.open("old", tmp_root, read_only=True) as reader:
         assert [v.event for v in reader.history(made)] == ["remember"]
     with Pack.open("old", tmp_root) as pack:
