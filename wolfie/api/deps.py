@@ -11,10 +11,10 @@ from typing import Annotated, Any
 from fastapi import Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from packs.errors import PackNotServed
 from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.records import Record, json_safe
-from wolfie.api.errors import PackNotServed
 from wolfie.front_door import ScopeGuard
 from wolfie.mcp.params import ID_CHARS, PARAMS
 
