@@ -16,7 +16,7 @@ from packs.maturity import Maturity
 from packs.pack import Pack
 from packs.records import Record, json_safe
 from wolfie.front_door import ScopeGuard
-from wolfie.mcp.params import ID_CHARS, PARAMS
+from wolfie.params import ID_CHARS, PARAMS
 
 PackPath = Annotated[str, Path(description="The Pack's name, as `wolfie api --pack` named it.")]
 EpisodePath = Annotated[
