@@ -1,20 +1,24 @@
 """What every REST route depends on: the served Packs and scope, the path and query
-parameters they share, and the one way a route answers (``to_dict()``, flushed first for
-a write: acknowledged means stored)."""
+parameters they share, and the one way a route answers: the record's JSON (``to_dict()``,
+flushed first for a write: acknowledged means stored), validated by FastAPI against the
+record the route declares as its ``response_model`` (:class:`RecordRoute`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query, Request
+from fastapi.datastructures import DefaultPlaceholder
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import PlainSerializer
 
 from packs.errors import PackNotServed
-from packs.maturity import Maturity
 from packs.pack import Pack
-from packs.records import Record, json_safe
+from packs.records import json_safe
 from wolfie.front_door import ScopeGuard
 from wolfie.params import ID_CHARS, PARAMS
 
@@ -62,11 +66,33 @@ PackOf = Annotated[Pack, Depends(served_pack)]
 Guard = Annotated[ScopeGuard, Depends(scope_guard)]
 
 
-def answer(record: Record | Maturity) -> JSONResponse:
-    return JSONResponse(record.to_dict() if isinstance(record, Record) else json_safe(record))
+# A lambda: pydantic infers no return type from it, so the schema stays the record's own.
+AS_RECORD = PlainSerializer(lambda record: json_safe(record))
 
 
-def stored(pack: Pack, record: Any, *, wait: bool = True) -> JSONResponse:
+class RecordRoute(APIRoute):
+    """A route answering with a record's JSON: FastAPI validates it against the record
+    (a dataclass, the declared ``response_model``) and writes the validated record back
+    as ``to_dict()`` does (:func:`~packs.records.json_safe`: an ``OMIT_NONE`` field left
+    out while None, datetimes as ``isoformat()``), through ``json.dumps`` as the other
+    doors do (pydantic's own JSON writer spells some floats otherwise: ``1e-5``, not
+    ``1e-05``)."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        model = options.get("response_model")
+        if dataclasses.is_dataclass(model) and isinstance(model, type):
+            options["response_model"] = Annotated[model, AS_RECORD]
+        if isinstance(options.get("response_class"), DefaultPlaceholder):
+            options["response_class"] = JSONResponse  # FastAPI's default: pydantic's writer
+        super().__init__(path, endpoint, **options)
+
+
+def shown(record: Any) -> Any:
+    """A record (or :class:`~packs.maturity.Maturity`) as the JSON its route validates."""
+    return json_safe(record)
+
+
+def stored(pack: Pack, record: Any, *, wait: bool = True) -> Any:
     """A write's answer, after its flush (a recall's: handed to the background flusher)."""
     pack.flush(wait=wait)  # acknowledged means stored (a recall: stored soon)
-    return answer(record)
+    return shown(record)
