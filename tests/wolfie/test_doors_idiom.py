@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
 
@@ -125,3 +126,23 @@ def test_a_route_whose_answer_breaks_its_record_is_a_server_fault(
     answer = routes_only.get("/v1/packs/desk/tuning", headers=AUTH)
     assert answer.status_code == 500
     assert answer.json()["error"]["type"] == "InternalError"
+
+
+def test_the_old_names_warn_and_still_work(routes_only: TestClient):
+    """One release of ``wolfie.mcp.runtime.BearerToken`` and ``routes.router()``."""
+    from starlette.applications import Starlette
+
+    from wolfie.api import routes
+    from wolfie.mcp.runtime import BearerToken
+
+    with pytest.warns(DeprecationWarning, match="BearerGuard"):
+        app = BearerToken(Starlette(), TOKEN)
+    with TestClient(app) as client:
+        assert client.get("/").status_code == 401
+        assert client.get("/", headers=AUTH).status_code == 404  # past the guard
+    with pytest.warns(DeprecationWarning, match="routes.reads"):
+        old = routes.router(writable=False)
+    app = FastAPI()
+    app.include_router(old)
+    paths = app.openapi()["paths"]
+    assert "/v1/packs/{pack}/search" in paths and "/v1/packs/{pack}/recall" not in paths
