@@ -14,7 +14,7 @@ from fastapi import Depends, Path, Query, Request
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import PlainSerializer
+from pydantic import PlainSerializer, ValidatorFunctionWrapHandler, WrapValidator
 
 from packs.errors import PackNotServed
 from packs.pack import Pack
@@ -66,33 +66,38 @@ PackOf = Annotated[Pack, Depends(served_pack)]
 Guard = Annotated[ScopeGuard, Depends(scope_guard)]
 
 
+def _checked(answer: Any, validate: ValidatorFunctionWrapHandler) -> Any:
+    """A record's JSON (``to_dict()``), checked against the record: what the route writes."""
+    if dataclasses.is_dataclass(answer) and not isinstance(answer, type):
+        answer = json_safe(answer)
+    validate(answer)
+    return answer
+
+
+CHECKED = WrapValidator(_checked)
 # A lambda: pydantic infers no return type from it, so the schema stays the record's own.
-AS_RECORD = PlainSerializer(lambda record: json_safe(record))
+AS_WRITTEN = PlainSerializer(lambda answer: answer)
 
 
 class RecordRoute(APIRoute):
-    """A route answering with a record's JSON: FastAPI validates it against the record
-    (a dataclass, the declared ``response_model``) and writes the validated record back
-    as ``to_dict()`` does (:func:`~packs.records.json_safe`: an ``OMIT_NONE`` field left
-    out while None, datetimes as ``isoformat()``), through ``json.dumps`` as the other
-    doors do (pydantic's own JSON writer spells some floats otherwise: ``1e-5``, not
-    ``1e-05``)."""
+    """A route answering with a record (a dataclass, its declared ``response_model``):
+    FastAPI validates the record's JSON (``to_dict()``) against it (a mismatch is a 500,
+    logged) and writes the JSON it checked, as the other doors write it (an ``OMIT_NONE`` field
+    left out while None, datetimes as ``isoformat()``), through ``json.dumps``: pydantic's
+    own JSON writer spells some floats otherwise (``1e-5``, not ``1e-05``). Writing the
+    checked JSON, not the validated record again, keeps the bytes and costs no second
+    ``to_dict()`` (about 1 ms for ten recalled items)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
         model = options.get("response_model")
         if dataclasses.is_dataclass(model) and isinstance(model, type):
-            options["response_model"] = Annotated[model, AS_RECORD]
+            options["response_model"] = Annotated[model, CHECKED, AS_WRITTEN]
         if isinstance(options.get("response_class"), DefaultPlaceholder):
             options["response_class"] = JSONResponse  # FastAPI's default: pydantic's writer
         super().__init__(path, endpoint, **options)
 
 
-def shown(record: Any) -> Any:
-    """A record (or :class:`~packs.maturity.Maturity`) as the JSON its route validates."""
-    return json_safe(record)
-
-
 def stored(pack: Pack, record: Any, *, wait: bool = True) -> Any:
-    """A write's answer, after its flush (a recall's: handed to the background flusher)."""
+    """A write's record, after its flush (a recall's: handed to the background flusher)."""
     pack.flush(wait=wait)  # acknowledged means stored (a recall: stored soon)
-    return shown(record)
+    return record

@@ -3,8 +3,8 @@
 :class:`~wolfie.front_door.ScopeGuard`. Two module-level routers: :data:`reads`, on every
 server, and :data:`writes`, which the app includes only where the Packs are writable (a
 read-only server has no write route, in its schema neither). Each handler returns its
-record's JSON (``to_dict()``), which FastAPI validates against the record the route
-declares (:class:`~wolfie.api.deps.RecordRoute`).
+record, which FastAPI validates and writes as its ``to_dict()`` JSON against the record
+the route declares (:class:`~wolfie.api.deps.RecordRoute`).
 
 Sync handlers: FastAPI runs them on its thread pool, and each Pack handle serialises its
 own work. Every write is flushed before it is answered (acknowledged means stored); a
@@ -15,7 +15,7 @@ the MCP server does.
 from __future__ import annotations
 
 import warnings
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -30,7 +30,6 @@ from wolfie.api.deps import (
     PackOf,
     RecordRoute,
     ScopeQuery,
-    shown,
     stored,
 )
 from wolfie.front_door import ScopeGuard
@@ -65,35 +64,37 @@ def ranked(pack: Pack, body: models.RankBody, guard: ScopeGuard, *, log: bool) -
 
 
 @reads.post("/search", response_model=Recall, summary="Rank without logging an episode")
-def search(body: models.RankBody, pack: PackOf, guard: Guard) -> Any:
-    return shown(ranked(pack, body, guard, log=False))
+def search(body: models.RankBody, pack: PackOf, guard: Guard) -> Recall:
+    return ranked(pack, body, guard, log=False)
 
 
 @reads.get("/memories/{memory_id}", response_model=StoredMemory, summary="One memory")
-def get(memory_id: MemoryPath, pack: PackOf, guard: Guard, scope: ScopeQuery = None) -> Any:
-    return shown(front_door.get(pack, memory_id, scope=guard(scope)))
+def get(
+    memory_id: MemoryPath, pack: PackOf, guard: Guard, scope: ScopeQuery = None
+) -> StoredMemory:
+    return front_door.get(pack, memory_id, scope=guard(scope))
 
 
 @reads.get("/memories/{memory_id}/history", response_model=History, summary="Its versions")
-def history(memory_id: MemoryPath, pack: PackOf, guard: Guard, scope: ScopeQuery = None) -> Any:
-    return shown(front_door.history(pack, memory_id, scope=guard(scope)))
+def history(memory_id: MemoryPath, pack: PackOf, guard: Guard, scope: ScopeQuery = None) -> History:
+    return front_door.history(pack, memory_id, scope=guard(scope))
 
 
 @reads.get("/maturity", response_model=Maturity, summary="Maturity signals and stage")
-def maturity(pack: PackOf) -> Any:
-    return shown(pack.maturity())
+def maturity(pack: PackOf) -> Maturity:
+    return pack.maturity()
 
 
 @reads.get("/tuning", response_model=TuningHistory, summary="Tuning runs, newest first")
 def tuning(
     pack: PackOf,
     limit: Annotated[int, Query(ge=1, le=1000, description="How many runs.")] = 20,
-) -> Any:
-    return shown(front_door.tuning(pack, limit))
+) -> TuningHistory:
+    return front_door.tuning(pack, limit)
 
 
 @writes.post("/memories", response_model=RememberResult, summary="Remember an interaction")
-def remember(body: models.RememberBody, pack: PackOf, guard: Guard) -> Any:
+def remember(body: models.RememberBody, pack: PackOf, guard: Guard) -> RememberResult:
     return stored(
         pack,
         front_door.remember(
@@ -111,13 +112,13 @@ def remember(body: models.RememberBody, pack: PackOf, guard: Guard) -> Any:
 
 
 @writes.post("/knowledge", response_model=KnowledgeAdded, summary="Add knowledge chunks")
-def knowledge(body: models.KnowledgeBody, pack: PackOf, guard: Guard) -> Any:
+def knowledge(body: models.KnowledgeBody, pack: PackOf, guard: Guard) -> KnowledgeAdded:
     chunks = [chunk.model_dump(exclude_none=True) for chunk in body.chunks]
     return stored(pack, front_door.add_knowledge(pack, chunks, scope=guard(body.scope)))
 
 
 @writes.post("/recall", response_model=Recall, summary="Rank and log an episode to reward")
-def recall(body: models.RankBody, pack: PackOf, guard: Guard) -> Any:
+def recall(body: models.RankBody, pack: PackOf, guard: Guard) -> Recall:
     return stored(pack, ranked(pack, body, guard, log=True), wait=False)
 
 
@@ -125,7 +126,9 @@ reward_routes.add(writes)  # /episodes/{episode_id}/...: here, to keep the schem
 
 
 @writes.patch("/memories/{memory_id}", response_model=RevisionResult, summary="Revise in place")
-def revise(memory_id: MemoryPath, body: models.ReviseBody, pack: PackOf, guard: Guard) -> Any:
+def revise(
+    memory_id: MemoryPath, body: models.ReviseBody, pack: PackOf, guard: Guard
+) -> RevisionResult:
     return stored(
         pack,
         front_door.revise(
@@ -143,12 +146,12 @@ def revise(memory_id: MemoryPath, body: models.ReviseBody, pack: PackOf, guard: 
 
 
 @writes.delete("/memories/{memory_id}", response_model=ForgetReport, summary="Forget one")
-def delete(memory_id: MemoryPath, pack: PackOf, guard: Guard, purge: bool = False) -> Any:
+def delete(memory_id: MemoryPath, pack: PackOf, guard: Guard, purge: bool = False) -> ForgetReport:
     return stored(pack, front_door.forget(pack, [memory_id], purge=purge, pinned=guard.pinned))
 
 
 @writes.post("/forget", response_model=ForgetReport, summary="Forget ids, a scope or a filter")
-def forget(body: models.ForgetBody, pack: PackOf, guard: Guard) -> Any:
+def forget(body: models.ForgetBody, pack: PackOf, guard: Guard) -> ForgetReport:
     return stored(
         pack,
         front_door.forget(
