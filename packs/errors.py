@@ -25,6 +25,7 @@ brackets; ``tests/packs/test_errors.py`` keeps it true)::
         SourceTooLarge
         PackNotEmpty
       PackNotFound (LookupError)
+        PackNotServed
       EmptyPack (LookupError)
       UnknownEpisode (LookupError)
       UnknownMemory (LookupError)
@@ -104,6 +105,10 @@ class PackNotFound(WolfieError, LookupError):
 
     def __reduce__(self) -> tuple[type[PackNotFound], tuple[str, str, str]]:
         return type(self), (str(self), self.pack, self.root)  # pickles across processes
+
+
+class PackNotServed(PackNotFound):
+    """A Pack the REST server (``wolfie api --pack``) was not started with: 404 there."""
 
 
 class EmptyPack(WolfieError, LookupError):

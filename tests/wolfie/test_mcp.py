@@ -142,7 +142,16 @@ def test_http_server_answers_401_without_the_token(http_server: str):
     headers = {"Accept": "application/json, text/event-stream"}
     assert httpx.post(http_server, json=message, headers=headers).status_code == 401
     wrong = {**headers, "Authorization": "Bearer not-the-token"}
-    assert httpx.post(http_server, json=message, headers=wrong).status_code == 401
+    refused = httpx.post(http_server, json=message, headers=wrong)
+    assert refused.status_code == 401
+    # The REST API's guard and envelope (wolfie/bearer.py): one bearer check for both doors.
+    assert refused.headers["www-authenticate"] == 'Bearer realm="wolfie"'
+    assert refused.json() == {
+        "error": {
+            "type": "Unauthorized",
+            "message": "Send Authorization: Bearer <WOLFIE_MCP_TOKEN>.",
+        }
+    }
 
     async def main() -> None:
         with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the 401 as it likes

@@ -6,7 +6,10 @@
   has no write routes at all (they are absent from the schema too).
 - **Explorer**: the Pack explorer's pages at ``/ui`` (:mod:`wolfie.ui`, docs/explorer.md).
 - **Auth**: with a token, every ``/v1/`` and ``/ui`` request needs ``Authorization: Bearer <token>``
-  (compared in constant time) or gets 401 before anything reads its body. ``/healthz``,
+  (compared in constant time) or gets 401 before anything reads its body: the bearer
+  guard the MCP transport uses too (:class:`wolfie.bearer.BearerGuard`), a ``Security``
+  dependency of the ``/v1`` and ``/ui`` routers (the schema documents it; the routes
+  enforce it) and, before that, the same check in :class:`Guard`. ``/healthz``,
   ``/openapi.json``, ``/docs``, ``/redoc`` and their assets are open: they hold no Pack
   data. Without a token the server binds loopback only (the command refuses another
   address) and answers only requests whose ``Host`` is a loopback name, so a web page
@@ -17,26 +20,20 @@
 
 from __future__ import annotations
 
-import hmac
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from fastapi import FastAPI, Security
-from fastapi.security import HTTPBearer
+from fastapi import FastAPI
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wolfie.api import docs_pages, errors, routes
 from wolfie.api.deps import Served
 from wolfie.api.errors import BodyTooLarge, error_response, too_large_response
 from wolfie.api.models import ErrorBody, Health
+from wolfie.bearer import BearerGuard, dependencies
 from wolfie.front_door import ScopeGuard
 from wolfie.ui import pages
 from wolfie.ui.security import Csrf
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TOKEN_ENV = "WOLFIE_API_TOKEN"  # read by the command (wolfie/commands/api.py)
 # Hand-set: 1,000 knowledge chunks of 20,000 characters (the default max_text_chars) is
@@ -58,12 +55,16 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 class Guard:
-    """ASGI middleware: the bearer token on ``/v1/``, loopback ``Host`` names without a
-    token, and the body size limit."""
+    """ASGI middleware for what must happen before FastAPI reads a body, which it does
+    before it resolves any dependency: the bearer token on ``/v1/`` and ``/ui`` (the
+    routers' ``Security`` dependency, :class:`~wolfie.bearer.BearerGuard`, checked here
+    first, so a stranger's body is never read), ``Host`` names without a token (a
+    loopback-only server answers nothing else, ``/docs`` included), and the body size
+    limit (a declared length at once, a streamed body as it arrives)."""
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.bearer = BearerGuard(token, TOKEN_ENV) if token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,9 +77,9 @@ class Guard:
         await self.app(scope, self._bounded(receive), send)
 
     def _refusal(self, scope: Scope) -> Any:
-        headers = {name.lower(): value for name, value in scope.get("headers") or []}
-        if self.expected is None:
-            host = headers.get(b"host", b"").decode("latin-1").rsplit(":", 1)[0]
+        headers = Headers(scope=scope)
+        if self.bearer is None:
+            host = headers.get("host", "").rsplit(":", 1)[0]
             if host and host not in LOOPBACK_HOSTS:
                 return error_response(
                     400,
@@ -86,17 +87,10 @@ class Guard:
                     f"Host {host!r} is not a loopback name; without "
                     f"{TOKEN_ENV} this server answers only 127.0.0.1 and localhost.",
                 )
-        elif _guarded(scope["path"]) and not hmac.compare_digest(
-            bytes(headers.get(b"authorization", b"")), self.expected
-        ):
-            return error_response(
-                401,
-                "Unauthorized",
-                f"Send Authorization: Bearer <{TOKEN_ENV}>.",
-                {"WWW-Authenticate": 'Bearer realm="wolfie"'},
-            )
-        length = headers.get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+        elif _guarded(scope["path"]) and not self.bearer.authorised(headers):
+            return self.bearer.refusal()
+        length = headers.get("content-length", "0")
+        if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
             return _too_large()
         return None
 
@@ -136,7 +130,9 @@ def openapi_schema() -> dict[str, Any]:
 
 
 def fastapi_app(served: Served, token: str | None) -> FastAPI:
-    """The routes, the error handlers and the schema; :func:`build_app` guards them."""
+    """The routes, the error handlers and the schema; the routes of ``/v1`` and ``/ui``
+    need the token (a ``Security`` dependency); :func:`build_app` puts :class:`Guard`
+    in front."""
     app = FastAPI(
         title="Wolfie",
         summary="Self-evolving memory for AI agents: Packs whose memories learn a utility.",
@@ -157,9 +153,9 @@ def fastapi_app(served: Served, token: str | None) -> FastAPI:
     def healthz() -> Health:
         return Health(status="ok")
 
-    bearer = HTTPBearer(auto_error=False, description=f"The server's {TOKEN_ENV}.")
-    # The dependency only documents the scheme in the schema; Guard enforces it first.
-    documented = [Security(bearer)] if token else []
-    app.include_router(routes.router(served.writable), dependencies=documented)
-    app.include_router(pages.router(served, Csrf()))  # the explorer (docs/explorer.md)
+    guarded = dependencies(BearerGuard(token, TOKEN_ENV) if token else None)
+    app.include_router(routes.reads, dependencies=guarded)
+    if served.writable:
+        app.include_router(routes.writes, dependencies=guarded)
+    app.include_router(pages.router(served, Csrf()), dependencies=guarded)  # docs/explorer.md
     return app

@@ -1,22 +1,26 @@
 """What every REST route depends on: the served Packs and scope, the path and query
-parameters they share, and the one way a route answers (``to_dict()``, flushed first for
-a write: acknowledged means stored)."""
+parameters they share, and the one way a route answers: the record's JSON (``to_dict()``,
+flushed first for a write: acknowledged means stored), validated by FastAPI against the
+record the route declares as its ``response_model`` (:class:`RecordRoute`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query, Request
+from fastapi.datastructures import DefaultPlaceholder
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import PlainSerializer, ValidatorFunctionWrapHandler, WrapValidator
 
-from packs.maturity import Maturity
+from packs.errors import PackNotServed
 from packs.pack import Pack
-from packs.records import Record, json_safe
-from wolfie.api.errors import PackNotServed
+from packs.records import json_safe
 from wolfie.front_door import ScopeGuard
-from wolfie.mcp.params import ID_CHARS, PARAMS
+from wolfie.params import ID_CHARS, PARAMS
 
 PackPath = Annotated[str, Path(description="The Pack's name, as `wolfie api --pack` named it.")]
 EpisodePath = Annotated[
@@ -62,11 +66,38 @@ PackOf = Annotated[Pack, Depends(served_pack)]
 Guard = Annotated[ScopeGuard, Depends(scope_guard)]
 
 
-def answer(record: Record | Maturity) -> JSONResponse:
-    return JSONResponse(record.to_dict() if isinstance(record, Record) else json_safe(record))
+def _checked(answer: Any, validate: ValidatorFunctionWrapHandler) -> Any:
+    """A record's JSON (``to_dict()``), checked against the record: what the route writes."""
+    if dataclasses.is_dataclass(answer) and not isinstance(answer, type):
+        answer = json_safe(answer)
+    validate(answer)
+    return answer
 
 
-def stored(pack: Pack, record: Any, *, wait: bool = True) -> JSONResponse:
-    """A write's answer, after its flush (a recall's: handed to the background flusher)."""
+CHECKED = WrapValidator(_checked)
+# A lambda: pydantic infers no return type from it, so the schema stays the record's own.
+AS_WRITTEN = PlainSerializer(lambda answer: answer)
+
+
+class RecordRoute(APIRoute):
+    """A route answering with a record (a dataclass, its declared ``response_model``):
+    FastAPI validates the record's JSON (``to_dict()``) against it (a mismatch is a 500,
+    logged) and writes the JSON it checked, as the other doors write it (an ``OMIT_NONE`` field
+    left out while None, datetimes as ``isoformat()``), through ``json.dumps``: pydantic's
+    own JSON writer spells some floats otherwise (``1e-5``, not ``1e-05``). Writing the
+    checked JSON, not the validated record again, keeps the bytes and costs no second
+    ``to_dict()`` (about 1 ms for ten recalled items)."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        model = options.get("response_model")
+        if dataclasses.is_dataclass(model) and isinstance(model, type):
+            options["response_model"] = Annotated[model, CHECKED, AS_WRITTEN]
+        if isinstance(options.get("response_class"), DefaultPlaceholder):
+            options["response_class"] = JSONResponse  # FastAPI's default: pydantic's writer
+        super().__init__(path, endpoint, **options)
+
+
+def stored(pack: Pack, record: Any, *, wait: bool = True) -> Any:
+    """A write's record, after its flush (a recall's: handed to the background flusher)."""
     pack.flush(wait=wait)  # acknowledged means stored (a recall: stored soon)
-    return answer(record)
+    return record

@@ -20,7 +20,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from packs.errors import PackNotFound, TooManyRuns, TransientError, WolfieError
+from packs.errors import PackNotServed as PackNotServed  # its home is the drawn tree
+from packs.errors import TooManyRuns, TransientError, WolfieError
 from wolfie.input_errors import one_line
 
 log = logging.getLogger("wolfie.api")
@@ -52,10 +53,6 @@ def too_large_response(limit: int) -> JSONResponse:
         f"The body is larger than {limit >> 20} MiB; send less "
         "at once (e.g. knowledge in smaller batches).",
     )
-
-
-class PackNotServed(PackNotFound):
-    """A Pack this server was not started with (``wolfie api --pack``)."""
 
 
 def status_of(error: WolfieError) -> int:

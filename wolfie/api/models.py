@@ -1,7 +1,7 @@
 """The REST API's request bodies and its error envelope.
 
 Every field takes its description and limits from the one table the MCP tools use
-(:data:`wolfie.mcp.params.PARAMS`), so a parameter reads and bounds the same at both
+(:data:`wolfie.params.PARAMS`), so a parameter reads and bounds the same at both
 doors. Unknown keys are refused (a misspelt ``raiting`` is an error, not a default). Text
 lengths are the Pack's own ``max_text_chars``, checked by the engine. Results are the
 engine's records (``to_dict()``), declared as the routes' response models.
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from packs.validation import MAX_POSITION
-from wolfie.mcp.params import PARAMS, TEXT
+from wolfie.params import PARAMS, TEXT
 
 _REQUIRED: Any = ...
 # A metadata or filter value: JSON scalars only; NaN and infinities are refused.

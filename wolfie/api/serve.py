@@ -1,7 +1,8 @@
 """Running the REST API: open the named Packs, serve them with uvicorn, close them.
 
-Once the server listens it prints its URL to stderr (port 0 picks a free one), the way
-``wolfie mcp --http`` does, so a script or a test starting it knows where to go.
+Once the server listens it prints its URL to stderr (port 0 picks a free one) with the
+server ``wolfie mcp --http`` runs too (:class:`wolfie.announcing.Announcing`), so a script
+or a test starting it knows where to go.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import uvicorn
 
 from packs.pack import Pack
+from wolfie.announcing import Announcing
 from wolfie.api.app import TOKEN_ENV, build_app
 from wolfie.api.deps import Served
 from wolfie.front_door import ScopeGuard
@@ -52,27 +53,10 @@ def serve(
     try:
         app = build_app(Served(packs, ScopeGuard(scope)), token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-        _Announcing(config, sorted(packs)).run()
+        names = ", ".join(repr(name) for name in sorted(packs))
+        Announcing(
+            config, lambda url: f"Wolfie API serving Packs {names} at {url} (docs: /docs)"
+        ).run()
     finally:
         for handle in packs.values():
             handle.close()
-
-
-class _Announcing(uvicorn.Server):
-    """uvicorn's server, printing the URL it serves once it listens."""
-
-    def __init__(self, config: Any, packs: list[str]) -> None:
-        super().__init__(config)
-        self.packs = packs
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        if self.started:
-            host, port = self.servers[0].sockets[0].getsockname()[:2]
-            shown = f"[{host}]" if ":" in host else host
-            names = ", ".join(repr(name) for name in self.packs)
-            print(
-                f"Wolfie API serving Packs {names} at http://{shown}:{port} (docs: /docs)",
-                file=sys.stderr,
-                flush=True,
-            )

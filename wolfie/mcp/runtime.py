@@ -1,65 +1,46 @@
 """Running the MCP server: stdio, or streamable HTTP behind a bearer-token check.
 
-The token check is a small ASGI middleware in front of the SDK's Starlette app: every
-HTTP request to the server must carry ``Authorization: Bearer <token>`` (compared in
-constant time), or it gets 401 before the MCP layer sees it. Once the HTTP server
-listens it prints the URL it serves to stderr (port 0 picks a free port).
+The token check is the REST API's bearer guard (:class:`wolfie.bearer.BearerGuard`), in
+front of the SDK's Starlette app as ASGI (the SDK's app has no routes of ours to hang a
+FastAPI dependency on): every HTTP request to the server must carry
+``Authorization: Bearer <token>`` (compared in constant time), or it gets 401, with the
+REST API's error envelope, before the MCP layer sees it. Once the HTTP server listens it
+prints the URL it serves to stderr (:class:`wolfie.announcing.Announcing`; port 0 picks a
+free port).
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+import warnings
 from dataclasses import dataclass, field
-from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from packs.ingest.policy import IngestPolicy
 from packs.pack import Pack
+from wolfie.announcing import Announcing
+from wolfie.bearer import BearerGuard
 from wolfie.mcp.ingest_runs import DEFAULT_MAX_RUNS, IngestRuns
 from wolfie.mcp.lesson_limits import LessonLimits
 from wolfie.mcp.server import build_server
 
 log = logging.getLogger("wolfie.mcp")
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+TOKEN_ENV = "WOLFIE_MCP_TOKEN"  # read by the command (wolfie/commands/mcp.py)
 
 
-class BearerToken:
-    """ASGI middleware: HTTP requests without the right bearer token get 401."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._authorised(scope):
-            body = b'{"error": "unauthorized: send Authorization: Bearer <WOLFIE_MCP_TOKEN>"}'
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="wolfie"'),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
-
-    def _authorised(self, scope: Scope) -> bool:
-        for name, value in scope.get("headers") or []:
-            if name.lower() == b"authorization":
-                return hmac.compare_digest(bytes(value), self.expected)
-        return False
+def BearerToken(app: ASGIApp, token: str) -> ASGIApp:
+    """Deprecated (one release): ``BearerGuard(token, TOKEN_ENV).asgi(app)``."""
+    warnings.warn(
+        "wolfie.mcp.runtime.BearerToken is deprecated; use "
+        "wolfie.bearer.BearerGuard(token, env).asgi(app).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return BearerGuard(token, TOKEN_ENV).asgi(app)
 
 
 def _open(pack: str, root: str | None, read_only: bool) -> Pack:
@@ -112,7 +93,7 @@ def http_app(
     runs = IngestRuns(handle.name, root, limits.policy, limits.max_runs)
     server = build_server(handle, scope=scope, runs=runs, lessons=limits.lessons)
     app: ASGIApp = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-    return app if token is None else BearerToken(app, token)
+    return app if token is None else BearerGuard(token, TOKEN_ENV).asgi(app)
 
 
 def serve_http(
@@ -129,30 +110,11 @@ def serve_http(
     """Serve MCP over streamable HTTP at ``http://host:port/mcp``."""
     _log_to_stderr()
     if token is None:
-        log.warning("No WOLFIE_MCP_TOKEN set: any local process can call this server.")
+        log.warning("No %s set: any local process can call this server.", TOKEN_ENV)
     handle = _open(pack, root, read_only)
     try:
         app = http_app(handle, root, host, token, scope, ingest)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-        _Announcing(config, pack).run()
+        Announcing(config, lambda url: f"Wolfie MCP serving Pack {pack!r} at {url}/mcp").run()
     finally:
         handle.close()
-
-
-class _Announcing(uvicorn.Server):
-    """uvicorn's server, printing the URL it serves once it listens."""
-
-    def __init__(self, config: Any, pack: str) -> None:
-        super().__init__(config)
-        self.pack = pack
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        if self.started:
-            host, port = self.servers[0].sockets[0].getsockname()[:2]
-            shown = f"[{host}]" if ":" in host else host
-            print(
-                f"Wolfie MCP serving Pack {self.pack!r} at http://{shown}:{port}/mcp",
-                file=sys.stderr,
-                flush=True,
-            )
