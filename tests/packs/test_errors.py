@@ -39,10 +39,6 @@ def test_the_docstring_draws_every_error_under_its_first_base():
 ROOT = Path(__file__).resolve().parents[2]
 # The folders whose code raises Wolfie's errors (the modules mypy checks).
 CODE = ("packs", "wolfie", "tasks", "flows", "evals", "deployments")
-ALLOWED_OUTSIDE = {
-    ("wolfie/api/errors.py", "PackNotServed"),  # moved by the doors refactor (issue 43)
-}
-
 
 def _base_name(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):  # errors.InvalidInput
@@ -75,7 +71,7 @@ def test_every_wolfie_error_is_defined_in_the_drawn_tree():
     (the modules that raised them re-export them, so old imports keep working)."""
     defined = wolfie_errors_defined()
     outside = {(where, name) for where, name in defined if where != "packs/errors.py"}
-    assert outside - ALLOWED_OUTSIDE == set()
+    assert outside == set()
     in_errors = {name for where, name in defined if where == "packs/errors.py"}
     assert in_errors == {line.strip().split(" (")[0] for line in drawn_tree()} - {"WolfieError"}
 
