@@ -115,26 +115,25 @@ class LearningState:
 
     # --- recall --------------------------------------------------------------------------
 
-    def view(
-        self,
-        query: NDArray[np.floating],
-        before_load: Callable[[], None] | None = None,
-    ) -> LearnedView:
+    def loads_next(self) -> bool:
+        """The next :meth:`view` fills the contextual index from the whole log (recall
+        flushes the handle's own rows before that)."""
+        return self.context.rule.mode == "contextual" and not self.context.loaded
+
+    def view(self, query: NDArray[np.floating]) -> LearnedView:
         """The one view recall ranks by, under the index's rule (``settings.context``):
         plain MemRL's global Q in ``global`` mode. In contextual mode the index is brought
-        up to date first: filled from the whole log once (``before_load`` flushes the
-        handle's own rows before that), then fed what other writers logged since."""
+        up to date first: filled from the whole log once (:meth:`loads_next`), then fed
+        what other writers logged since."""
         contextual = self.context.rule.mode == "contextual"
         if contextual:
-            self.sync(before_load)
+            self.sync()
         return LearnedView(self, query, contextual)
 
-    def sync(self, before_load: Callable[[], None] | None = None) -> None:
+    def sync(self) -> None:
         """Load the contextual index from the log once, then keep it current. Rewards this
         handle recorded before the load and had not written yet join it from memory."""
         if not self.context.loaded:
-            if before_load is not None:
-                before_load()
             loaded = self._feed.load()
             for event_id, (memory_id, query, reward, weight, intrinsic, ep) in self._unfed.items():
                 if event_id not in loaded:

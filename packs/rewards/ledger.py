@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from packs.journal.episodes import EpisodeLog
+import numpy as np
+from numpy.typing import NDArray
+
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.ema import REVISION_SOURCE, REVISION_STEP, LearnedState, RewardStep, fold
 from packs.learning.state import LearningState
@@ -31,13 +33,11 @@ class RewardLedger:
         self,
         buffer: WriteBuffer,
         learning: LearningState,
-        episodes: EpisodeLog,
         keys: IdempotencyKeys,
         writer: str,
     ) -> None:
         self._buffer = buffer
         self._learning = learning
-        self._episodes = episodes
         self._keys = keys
         self.writer = writer
         self._seq = itertools.count()
@@ -47,6 +47,7 @@ class RewardLedger:
         episode_id: str,
         targets: list[str],
         step: RewardStep,
+        query: NDArray[np.floating],
         *,
         key: str,
         source: str,
@@ -62,10 +63,10 @@ class RewardLedger:
         and the memory (a key names one reward of one episode), and keyed
         events are written by ``merge_insert`` on that id, so whichever process commits
         second stores nothing and the replay of the log counts the reward once.
-        ``shares`` scales the step's weight per target (a failure's shared blame).
+        ``shares`` scales the step's weight per target (a failure's shared blame);
+        ``query`` is the episode's query vector (the contextual index's key).
         """
         states = self._learning.current(targets)
-        query = self._episodes.query_vector(episode_id)
         now = datetime.now(UTC)
         rows, utilities = [], {}
         given = step
