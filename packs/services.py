@@ -88,7 +88,6 @@ def build_services(
         episodes,
         keys,
         ledger,
-        learning,
         flusher,
         lock,
         events,

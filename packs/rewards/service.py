@@ -19,7 +19,6 @@ from packs.events import EngineEvents
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
 from packs.learning.ema import RewardStep, failure_shares
-from packs.learning.state import LearningState
 from packs.records import FeedbackResult, VoteResult
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.rewards.kinds import Reward
@@ -43,7 +42,6 @@ class RewardService:
         episodes: EpisodeLog,
         keys: IdempotencyKeys,
         ledger: RewardLedger,
-        learning: LearningState,
         flusher: Flusher,
         lock: threading.RLock,
         events: EngineEvents,
@@ -57,7 +55,6 @@ class RewardService:
         self._episodes = episodes
         self.keys = keys  # the idempotency keys it checks (bounded cache + log)
         self._ledger = ledger
-        self._learning = learning
         self._flusher = flusher
         self._lock = lock
         # ``reward_landed`` after each reward that landed, outside the lock: the Pack's
@@ -123,6 +120,9 @@ class RewardService:
         key = idempotency_key or uuid.uuid4().hex
         settings = self._settings.value
         wiring = settings.rewards
+        step = RewardStep(
+            value, wiring.alpha, weight * wiring.weight(source), wiring.confidence_rate
+        )
         self._episodes.arrive(episode_id, settings.flush.seconds)  # another process's
         with self._lock:
             self._episodes.check_scope(episode_id, scope)
@@ -140,15 +140,12 @@ class RewardService:
                 # and raises again rather than report as stored what is only buffered.
                 self._flusher.maybe_flush()
                 return FeedbackResult(episode_id, source, value, 0, True, {}, {})
-            step = RewardStep(
-                value, wiring.alpha, weight * wiring.weight(source), wiring.confidence_rate
-            )
             shares = None
             if value < 0 and memory_ids is None and wiring.blame_relief > 0:
                 ranked = self._episodes.ranked_utility(episode_id)
                 shares = failure_shares(ranked, targets, wiring.blame_relief)
             query = self._episodes.query_vector(episode_id)  # fetched once per reward
-            utilities = self._ledger.record(
+            utilities, ranked = self._ledger.record(
                 episode_id,
                 targets,
                 step,
@@ -160,7 +157,6 @@ class RewardService:
                 keyed=idempotency_key is not None,
                 shares=shares,
             )
-            ranked = self._learning.ranked(utilities, query)
             if value > 0 and settings.admission.policy == "on" and self._confirm_held:
                 self._confirm_held(episode_id, datetime.now(UTC))
             self._flusher.maybe_flush()
