@@ -33,45 +33,40 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, ParamSpec
+from typing import Generic, ParamSpec, TypeVar
 
 P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class Event(Generic[P]):
-    """Something that happened: every listener hears it."""
+class _Hook(Generic[P, R]):
+    """A named list of listeners, called in the order they connected."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._listeners: list[Callable[P, object]] = []
+        self._listeners: list[Callable[P, R]] = []
 
-    def connect(self, listener: Callable[P, object]) -> None:
+    def connect(self, listener: Callable[P, R]) -> None:
         self._listeners.append(listener)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {len(self._listeners)} listener(s))"
+
+
+class Event(_Hook[P, object]):
+    """Something that happened: every listener hears it."""
 
     def emit(self, *args: P.args, **kwargs: P.kwargs) -> None:
         for listener in self._listeners:
             listener(*args, **kwargs)
 
-    def __repr__(self) -> str:
-        return f"Event({self.name!r}, {len(self._listeners)} listener(s))"
 
-
-class Request(Generic[P]):
+class Request(_Hook[P, bool]):
     """Something asked of whoever can do it: listeners are asked in turn until one says
     it took it (pluggy's ``firstresult``); False when none did."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._listeners: list[Callable[P, bool]] = []
-
-    def connect(self, listener: Callable[P, bool]) -> None:
-        self._listeners.append(listener)
-
     def ask(self, *args: P.args, **kwargs: P.kwargs) -> bool:
         return any(listener(*args, **kwargs) for listener in self._listeners)
-
-    def __repr__(self) -> str:
-        return f"Request({self.name!r}, {len(self._listeners)} listener(s))"
 
 
 @dataclass(frozen=True)
