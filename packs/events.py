@@ -2,7 +2,8 @@
 
 One :class:`EngineEvents` per open handle, built in ``packs/services.py`` and handed to
 the constructor of every service that announces or hears one. A service that announces
-an event emits it; a service that acts on it connects its own method in its constructor.
+an event emits it; a service that acts on it connects its own method in its constructor
+(or services.py connects it, for ``Probation``, which other modules build on their own).
 Nothing is patched onto a service after it is built, and no service hands another a
 callback: a lower layer (the journal) reaches a higher one (recall, tuning) only
 through an event declared here.
@@ -12,6 +13,9 @@ event              emitted by                  heard by
 =================  ==========================  ==========================================
 reward_landed()    RewardService, after a      TuningService.rewarded: an automatic tune
                    reward, outside the lock    when one is due (docs/tuning.md)
+episode_confirmed  RewardService, a positive   Probation.confirm_episode: the memories
+ (episode, at)     reward under the Pack's     held from the episode are stored for good
+                   admission policy            (docs/admission.md)
 flush_wanted(s)    Flusher, a due flush or     BackgroundFlush.wake: the flush runs on
  -> bool           ``flush(wait=False)``       the background thread within ``s``
                                                seconds; False (no thread): the caller
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Generic, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -74,6 +79,9 @@ class EngineEvents:
     """The events of one open handle (the table in the module docstring)."""
 
     reward_landed: Event[[]] = field(default_factory=lambda: Event("reward_landed"))
+    episode_confirmed: Event[[str, datetime]] = field(
+        default_factory=lambda: Event("episode_confirmed")
+    )
     flush_wanted: Request[[float]] = field(default_factory=lambda: Request("flush_wanted"))
     flush_writing: Event[[]] = field(default_factory=lambda: Event("flush_writing"))
     flush_landed: Event[[]] = field(default_factory=lambda: Event("flush_landed"))

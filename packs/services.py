@@ -91,8 +91,8 @@ def build_services(
         flusher,
         lock,
         events,
-        confirm_held=Probation(store).confirm_episode,
     )
+    events.episode_confirmed.connect(Probation(store).confirm_episode)  # admission control
 
     def work_by(s: PackSettings) -> None:
         """Hand the buffer and the context index the settings they work by (at open and on

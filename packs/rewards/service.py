@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from packs.errors import UnknownMemory
@@ -45,12 +45,8 @@ class RewardService:
         flusher: Flusher,
         lock: threading.RLock,
         events: EngineEvents,
-        confirm_held: Callable[[str, datetime], list[str]] | None = None,
     ) -> None:
         self._store = store
-        # A positive reward of an episode confirms the memories held from it (admission
-        # control, packs/probation.py), when the Pack's policy is on.
-        self._confirm_held = confirm_held
         self._settings = settings
         self._episodes = episodes
         self.keys = keys  # the idempotency keys it checks (bounded cache + log)
@@ -58,7 +54,9 @@ class RewardService:
         self._flusher = flusher
         self._lock = lock
         # ``reward_landed`` after each reward that landed, outside the lock: the Pack's
-        # automatic tune when one is due (packs/events.py, packs/tuning/service.py).
+        # automatic tune when one is due (packs/tuning/service.py); ``episode_confirmed``
+        # on a positive one under the admission policy: the memories held from the
+        # episode are confirmed (packs/probation.py). Both in packs/events.py.
         self._events = events
 
     def reward(
@@ -157,8 +155,8 @@ class RewardService:
                 keyed=idempotency_key is not None,
                 shares=shares,
             )
-            if value > 0 and settings.admission.policy == "on" and self._confirm_held:
-                self._confirm_held(episode_id, datetime.now(UTC))
+            if value > 0 and settings.admission.policy == "on":
+                self._events.episode_confirmed.emit(episode_id, datetime.now(UTC))
             self._flusher.maybe_flush()
         self._events.reward_landed.emit()
         return FeedbackResult(episode_id, source, value, len(utilities), False, utilities, ranked)
