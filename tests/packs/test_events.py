@@ -6,9 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from packs import Pack
+from packs import Pack, Rating
 from packs.events import EngineEvents, Event, Request
-from packs.rewards.kinds import Rating
 from tests.support.packs import SeededEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]

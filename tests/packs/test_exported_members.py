@@ -12,11 +12,14 @@ import packs.ingest
 PUBLIC = {
     "FeedbackResult",
     "KnowledgeChunk",
+    "Outcome",
     "Pack",
     "PackSettings",
+    "Rating",
     "Recall",
     "RecalledItem",
     "RememberResult",
+    "Signal",
     "WolfieError",
 }
 

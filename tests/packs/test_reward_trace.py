@@ -16,8 +16,7 @@ from types import FrameType
 from typing import Any
 
 import packs
-from packs import Pack
-from packs.rewards.kinds import Rating
+from packs import Pack, Rating
 from tests.support.packs import SeededEmbedder
 
 PACKS = Path(packs.__file__).resolve().parent

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from packs import Pack
+from packs import Outcome, Pack, Rating, Signal
 from packs.errors import InvalidReward
 from packs.journal.episodes import EpisodeLog
 from packs.records import FeedbackResult
-from packs.rewards.kinds import Outcome, Rating, Signal
 from packs.rewards.sources import RewardEvent, event_of
 from packs.settings import RewardSettings
 from tests.support.packs import SeededEmbedder
