@@ -12,7 +12,7 @@ from typing import Any, Required, TypedDict
 
 
 class RewardOptions(TypedDict, total=False):
-    """What every reward source also takes (``Pack.feedback(..., **options)``).
+    """What every reward source also takes (``Pack.reward(..., **options)``).
 
     ``idempotency_key``: a redelivered reward with it is applied once per episode.
     ``scope``: the caller's user or session; only an episode recalled in that scope can
@@ -24,7 +24,8 @@ class RewardOptions(TypedDict, total=False):
 
 
 class FeedbackOptions(RewardOptions, total=False):
-    """``Pack.feedback``'s: ``stars`` 1-5, instead of a rating (``(stars - 3) / 2``)."""
+    """``Pack.feedback``'s (deprecated: ``Rating(stars=)``): ``stars`` 1-5, instead of a
+    rating (``(stars - 3) / 2``)."""
 
     stars: int | None
 

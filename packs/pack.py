@@ -16,8 +16,9 @@ import logging
 import os
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
+from packs.deprecation import deprecated
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.lazy import lazy_module
 from packs.maturity import Maturity, measure_maturity
@@ -45,7 +46,7 @@ from packs.records import (
     ValidationResult,
     VoteResult,
 )
-from packs.rewards.kinds import Reward
+from packs.rewards.kinds import Outcome, Rating, Reward, Signal
 from packs.services import build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
@@ -227,7 +228,7 @@ class Pack:
     def recall(self, query: str, k: int | None = None, **filters: Unpack[RecallFilters]) -> Recall:
         """Phase A (cosine top-k1 above δ), Phase B (z-scored blend, top-k2), logged: ``k``
         overrides k2; ``where``/``metadata``/``kind`` filter; ``scope`` sees its rows and
-        the shared ones. :meth:`feedback` rewards the ``episode_id``."""
+        the shared ones. :meth:`reward` rewards the ``episode_id``."""
         return self._svc.recall.retrieve(query, k, log_episode=True, **filters)
 
     def search(self, query: str, k: int | None = None, **filters: Unpack[RecallFilters]) -> Recall:
@@ -264,31 +265,31 @@ class Pack:
 
     def apply_reward(
         self, episode_id: str, value: float, **options: Unpack[RewardEventOptions]
-    ) -> FeedbackResult:
-        """One typed reward event per memory; Q += alpha * w * (r - Q), w = weight x wiring."""
+    ) -> FeedbackResult:  # one typed event per memory: Q += alpha * w * (r - Q)
         return self._svc.rewards.apply_reward(episode_id, value, **options)
 
+    @deprecated("Pack.feedback()", "Pack.reward(episode_id, Rating(rating) or Rating(stars=n))")
     def feedback(
         self, episode_id: str, rating: float | None = None, **options: Unpack[FeedbackOptions]
-    ) -> FeedbackResult:
-        """Explicit rating in [-1, 1], or ``stars`` 1-5; EMA update of every injected memory."""
-        return self._svc.rewards.feedback(episode_id, rating, **options)
+    ) -> FeedbackResult:  # deprecated, docs/rewards.md
+        given = Rating(rating, options.pop("stars", None))
+        return self._svc.rewards.reward(episode_id, given, **cast(RewardOptions, options))
 
+    @deprecated("Pack.outcome()", "Pack.reward(episode_id, Outcome(amount))")
     def outcome(
         self, episode_id: str, amount: float, **options: Unpack[RewardOptions]
-    ) -> FeedbackResult:
-        """A measured outcome (e.g. a P&L) as ``tanh(amount / outcome_scale)``."""
-        return self._svc.rewards.outcome(episode_id, amount, **options)
+    ) -> FeedbackResult:  # deprecated, docs/rewards.md
+        return self._svc.rewards.reward(episode_id, Outcome(amount), **options)
 
+    @deprecated("Pack.signal()", "Pack.reward(episode_id, Signal(name, memory_ids))")
     def signal(
         self,
         episode_id: str,
         name: str,
         memory_ids: list[str] | None = None,
         **options: Unpack[RewardOptions],
-    ) -> FeedbackResult:
-        """An implicit signal (accepted, edited, ignored, ...) for the episode or ``memory_ids``."""
-        return self._svc.rewards.signal(episode_id, name, memory_ids, **options)
+    ) -> FeedbackResult:  # deprecated, docs/rewards.md
+        return self._svc.rewards.reward(episode_id, Signal(name, memory_ids), **options)
 
     def vote(self, attempts: Mapping[str, str], **options: Unpack[RewardOptions]) -> VoteResult:
         """Majority vote over attempts ``{episode_id: answer}``; a tie rewards nobody."""

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
+from packs.events import EngineEvents
 from packs.forget import ForgetService
 from packs.history import MemoryHistory
 from packs.journal.background_flush import BackgroundFlush
@@ -74,23 +75,24 @@ def build_services(
     lock = threading.RLock()  # one handle's buffer, caches and writes
     buffer = WriteBuffer(s.flush.rows, s.flush.seconds)
     writer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    events = EngineEvents()  # announced and heard by the services below (packs/events.py)
     learning = LearningState(store, embedding.dim, s.context, writer)
     episodes = EpisodeLog(store, buffer, learning)
     forgets = ForgetWatch(store, buffer, learning, episodes, lock)  # other handles' forgets
     keys = IdempotencyKeys(store, buffer)
-    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim, forgets)
-    ledger = RewardLedger(buffer, learning, episodes, keys, writer)
+    flusher = Flusher(store, buffer, learning, settings, lock, embedding.dim, forgets, events)
+    ledger = RewardLedger(buffer, learning, keys, writer)
     rewards = RewardService(
         store,
         settings,
         episodes,
         keys,
         ledger,
-        learning,
         flusher,
         lock,
-        confirm_held=Probation(store).confirm_episode,
+        events,
     )
+    events.episode_confirmed.connect(Probation(store).confirm_episode)  # admission control
 
     def work_by(s: PackSettings) -> None:
         """Hand the buffer and the context index the settings they work by (at open and on
@@ -103,13 +105,15 @@ def build_services(
     def configure(changes: Mapping[str, Any]) -> PackSettings:
         return store_settings(store, settings, changes, work_by)
 
-    tuning = TuningService(store, settings, embedding.dim, configure, writer, lock, flusher)
-    rewards.after_reward = tuning.rewarded  # an automatic tune when one is due
+    # hears reward_landed: an automatic tune when one is due
+    tuning = TuningService(store, settings, embedding.dim, configure, writer, lock, flusher, events)
     history = MemoryHistory(store)
-    background = BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds)
-    flusher.wake = background.wake  # a due flush leaves the caller's path
-    recall = RecallService(store, settings, embedder, learning, episodes, flusher, lock, forgets)
-    flusher.cache = recall  # held while a flush writes, caught up after it off the path
+    # hears flush_wanted: a due flush leaves the caller's path
+    background = BackgroundFlush(flusher.flush_if_due, lambda: buffer.flush_seconds, events)
+    # hears flush_writing, flush_landed and flush_failed: its cache follows the flushes
+    recall = RecallService(
+        store, settings, embedder, learning, episodes, flusher, lock, forgets, events
+    )
     return PackServices(
         embedder=embedder,
         flusher=flusher,

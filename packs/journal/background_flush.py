@@ -19,21 +19,27 @@ import threading
 import time
 from collections.abc import Callable
 
+from packs.events import EngineEvents
+
 log = logging.getLogger(__name__)
 
 MIN_PERIOD_S = 0.5  # hand-set: never spin faster than this, whatever the settings say
 
 
 class BackgroundFlush:
-    """Calls ``flush_if_due`` every ``period()`` seconds until stopped."""
+    """Calls ``flush_if_due`` every ``period()`` seconds until stopped, and within the
+    delay asked whenever the handle's ``flush_wanted`` is asked (packs/events.py)."""
 
-    def __init__(self, flush_if_due: Callable[[], None], period: Callable[[], float]) -> None:
+    def __init__(
+        self, flush_if_due: Callable[[], None], period: Callable[[], float], events: EngineEvents
+    ) -> None:
         self._flush_if_due = flush_if_due
         self._period = period
         self._stop = threading.Event()
         self._woken = threading.Event()
         self._due_at: float | None = None  # time.monotonic() a requested flush is due at
         self._thread: threading.Thread | None = None
+        events.flush_wanted.connect(self.wake)  # a due flush leaves the caller's path
 
     def start(self) -> None:
         if self._thread is None:

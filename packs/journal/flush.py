@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from packs.errors import PackNotFound, TransientError, UnwritableRows, WolfieError
+from packs.events import EngineEvents
 from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import RefusedRow, WriteBuffer, to_tables
 from packs.learning.state import LearningState, Pending
@@ -64,16 +64,6 @@ def _reject(name: str, row: dict[str, Any], reason: BaseException, rejected: lis
     rejected.append(f"{name}:{key}")
 
 
-class CacheRefresh(Protocol):
-    """The recall cache as a flush sees it (:class:`packs.recall.service.RecallService`)."""
-
-    def hold(self) -> None: ...
-
-    def prepare(self) -> object: ...
-
-    def ready(self, prepared: object) -> None: ...
-
-
 class Flusher:
     """Writes one handle's buffer to its Pack, under the handle's ``lock``."""
 
@@ -86,8 +76,13 @@ class Flusher:
         lock: threading.RLock,
         dim: int,
         forgets: ForgetWatch,
+        events: EngineEvents,
     ) -> None:
         self._store = store
+        # Announces what a flush does (packs/events.py): a flush wanted off the caller's
+        # path (the background thread takes it), writing, landed or failed (the recall
+        # cache holds while it writes and catches up after it, off the query path).
+        self._events = events
         self._forgets = forgets  # other handles' forgets leave the buffer before a write
         self._buffer = buffer
         self._learning = learning
@@ -97,14 +92,8 @@ class Flusher:
         self._commits: dict[str, int] = {}
         self._failures = 0
         self._retry_after = 0.0
-        # The background flusher's wake-up (packs/journal/background_flush.py): a due
-        # flush is handed to it, off the caller's path, while the buffer stays bounded.
-        self.wake: Callable[[float], bool] | None = None
         # Held by the flush writing (without the handle's lock): one at a time.
         self._writing = threading.Lock()
-        # The recall cache, held while a flush writes and brought up to date after it,
-        # off the query path (RecallService; packs/recall/cache_sync.py).
-        self.cache: CacheRefresh | None = None
         self._soon = False  # flush_soon asked the background thread for a flush
 
     def idle(self) -> bool:
@@ -159,8 +148,7 @@ class Flusher:
                 if self.idle():
                     return None
                 if self._writing.acquire(blocking=False):
-                    if self.cache is not None:
-                        self.cache.hold()
+                    self._events.flush_writing.emit()
                     return self._buffer.drain(), self._learning.drain()
             with self._writing:  # another flush is writing: wait for it, then look again
                 pass
@@ -179,8 +167,7 @@ class Flusher:
                 self._learning.write(learned, self._count_commit, logged=logged)
         except BaseException:
             self._buffer.failed()
-            if self.cache is not None:
-                self.cache.ready(None)  # searches catch up as before
+            self._events.flush_failed.emit()  # searches catch up as before
             raise
         try:
             self._compact_due_tables()  # first: its renumbered rows reach the cache too
@@ -194,20 +181,19 @@ class Flusher:
             )
 
     def _land(self) -> None:
-        """What the flush wrote is read for the recall cache (without the handle's lock:
-        a flush writing never waits for it, so any caller holding it may wait for the
-        flush), handed over for the next recall to bring in before it ranks, and then
-        the steps it took stop being applied on top (a recall in between finds the row
-        already holding them: ``LearningState``'s landing guard)."""
-        if self.cache is not None:
-            self.cache.ready(self.cache.prepare())
+        """What the flush wrote is read for the recall cache (``flush_landed``, without
+        the handle's lock: a flush writing never waits for it, so any caller holding it
+        may wait for the flush), handed over for the next recall to bring in before it
+        ranks, and then the steps it took stop being applied on top (a recall in between
+        finds the row already holding them: ``LearningState``'s landing guard)."""
+        self._events.flush_landed.emit()
         self._learning.landed()
 
     def flush_soon(self) -> None:
         """Flush on the background thread within :data:`SOON_S` when one runs (the calls
         of that window share the flush), else now."""
         self._soon = True
-        if self.wake is None or not self.wake(SOON_S):
+        if not self._events.flush_wanted.ask(SOON_S):
             self._soon = False
             self.flush()
 
@@ -228,7 +214,7 @@ class Flusher:
             return
         pending = self._buffer.row_count(self._learning.pending_count())
         soon = pending < 2 * self._buffer.flush_rows or self._writing.locked()
-        if not here and self.wake and soon and self.wake(0.0):
+        if not here and soon and self._events.flush_wanted.ask(0.0):
             return
         if time.monotonic() < self._retry_after:
             return

@@ -11,15 +11,15 @@ them lives in one :class:`LearningState`:
   other processes' rewards through :class:`~packs.learning.feed.ContextFeed`.
 
 Recall reads through :meth:`LearningState.view`, the reward ledger records through
-:meth:`LearningState.record`, and the flush writes through :meth:`LearningState.write`.
+:meth:`LearningState.reward`, and the flush writes through :meth:`LearningState.write`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,25 @@ _UNKNOWN = 2**63  # the reward count a flush writes, before its fold has counted
 def learned_of(row: Any) -> LearnedState:
     """The stored learned state of a ``memories`` row."""
     return LearnedState(float(row["utility"]), float(row["confidence"]), int(row["reward_count"]))
+
+
+@dataclass(frozen=True)
+class Event:
+    """A reward's source, raw magnitude, episode, and each target's event id."""
+
+    source: str
+    magnitude: float | None
+    episode: str
+    ids: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One target of a reward: its step, its utility before and after it."""
+
+    step: RewardStep
+    before: float
+    after: float
 
 
 @dataclass
@@ -115,26 +134,25 @@ class LearningState:
 
     # --- recall --------------------------------------------------------------------------
 
-    def view(
-        self,
-        query: NDArray[np.floating],
-        before_load: Callable[[], None] | None = None,
-    ) -> LearnedView:
+    def loads_next(self) -> bool:
+        """The next :meth:`view` fills the contextual index from the whole log (recall
+        flushes the handle's own rows before that)."""
+        return self.context.rule.mode == "contextual" and not self.context.loaded
+
+    def view(self, query: NDArray[np.floating]) -> LearnedView:
         """The one view recall ranks by, under the index's rule (``settings.context``):
         plain MemRL's global Q in ``global`` mode. In contextual mode the index is brought
-        up to date first: filled from the whole log once (``before_load`` flushes the
-        handle's own rows before that), then fed what other writers logged since."""
+        up to date first: filled from the whole log once (:meth:`loads_next`), then fed
+        what other writers logged since."""
         contextual = self.context.rule.mode == "contextual"
         if contextual:
-            self.sync(before_load)
+            self.sync()
         return LearnedView(self, query, contextual)
 
-    def sync(self, before_load: Callable[[], None] | None = None) -> None:
+    def sync(self) -> None:
         """Load the contextual index from the log once, then keep it current. Rewards this
         handle recorded before the load and had not written yet join it from memory."""
         if not self.context.loaded:
-            if before_load is not None:
-                before_load()
             loaded = self._feed.load()
             for event_id, (memory_id, query, reward, weight, intrinsic, ep) in self._unfed.items():
                 if event_id not in loaded:
@@ -234,6 +252,28 @@ class LearningState:
                 if len(self._unfed) >= UNFED_BOUND:  # the oldest goes: its row is in the log
                     self._unfed.pop(next(iter(self._unfed)))
                 self._unfed[event_id] = (memory_id, query, reward, weight, intrinsic, episode)
+
+    def reward(
+        self,
+        targets: list[str],
+        step: RewardStep,
+        query: NDArray[np.floating],
+        shares: Mapping[str, float] | None,
+        event: Event,
+    ) -> tuple[dict[str, Moved], dict[str, float]]:
+        """Record one reward's step for each of ``targets`` still held (weight scaled by
+        ``shares``: a failure's shared blame); each one's step, utility before and after,
+        and what the next recall of ``query`` ranks it by (:meth:`ranked`)."""
+        states = self.current(targets)
+        moved: dict[str, Moved] = {}
+        for memory_id in [m for m in targets if m in states]:  # not forgotten meanwhile
+            share = 1.0 if shares is None else shares.get(memory_id, 1.0)
+            own = step if share == 1.0 else replace(step, weight=step.weight * share)
+            before, after = states[memory_id].utility, fold([own], states[memory_id]).utility
+            ids = event.ids[memory_id]
+            self.record(memory_id, own, query, event.source, event.magnitude, ids, event.episode)
+            moved[memory_id] = Moved(own, before, after)
+        return moved, self.ranked({m: q.after for m, q in moved.items()}, query)
 
     def _add_uses(self, ids: list[str], uses: int, committed: Callable[[str], None]) -> None:
         """``usage_count += uses`` for ``ids``. A memory a racing near-duplicate folded

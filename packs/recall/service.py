@@ -12,6 +12,7 @@ import numpy as np
 
 from packs.embeddings.pack_embedder import PackEmbedder
 from packs.errors import InvalidInput, ReadOnlyPack
+from packs.events import EngineEvents
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
 from packs.journal.forgotten import ForgetWatch
@@ -50,6 +51,7 @@ class RecallService:
         flusher: Flusher,
         lock: threading.RLock,
         forgets: ForgetWatch,
+        events: EngineEvents,
     ) -> None:
         self._store = store
         self._forgets = forgets
@@ -64,6 +66,11 @@ class RecallService:
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
         self._landed: tuple[CatchUp | None] | None = None  # set by the flush thread
+        # This handle's flushes (packs/events.py): the cache holds while one writes and
+        # catches up after it, off the query path (packs/recall/cache_sync.py).
+        events.flush_writing.connect(self.hold)
+        events.flush_landed.connect(self.landed)
+        events.flush_failed.connect(self.failed)
 
     def retrieve(
         self,
@@ -105,7 +112,9 @@ class RecallService:
         with self._lock:
             self._bring_in()  # what this handle's flush wrote, read off the query path
             self._forgets.poll()  # other handles' forgets leave this handle's memory
-            learned = self._learning.view(vector, self._flusher.flush)
+            if self._learning.loads_next():  # the index loads from the log: flush ours first
+                self._flusher.flush()
+            learned = self._learning.view(vector)
             # a table pinned to a past version (an eval) is searched as checked out
             cache = None if self._store.pinned(schemas.MEMORIES) else self.vectors
             question = RecallQuery(
@@ -153,7 +162,7 @@ class RecallService:
         log = self._episodes
         return lambda ids: past_questions(log.logged, log.asked, ids, vector, context)
 
-    # --- the cache and this handle's flush (packs/journal/flush.py, CacheRefresh) -------
+    # --- the cache and this handle's flush (packs/journal/flush.py, packs/events.py) ---
 
     def hold(self) -> None:
         """A flush of this handle starts writing: searches use the cache as it is."""
@@ -164,6 +173,14 @@ class RecallService:
         if self._store.pinned(schemas.MEMORIES):
             return None
         return self.vectors.prepare(self._store, schemas.MEMORIES)
+
+    def landed(self) -> None:
+        """This handle's flush landed (``flush_landed``, on the flushing thread)."""
+        self.ready(self.prepare())
+
+    def failed(self) -> None:
+        """This handle's flush failed (``flush_failed``): searches catch up as before."""
+        self.ready(None)
 
     def ready(self, prepared: object) -> None:
         """The flush landed (or failed): the next recall brings in what :meth:`prepare`

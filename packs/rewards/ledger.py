@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 
-from packs.journal.episodes import EpisodeLog
+import numpy as np
+from numpy.typing import NDArray
+
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.ema import REVISION_SOURCE, REVISION_STEP, LearnedState, RewardStep, fold
-from packs.learning.state import LearningState
+from packs.learning.state import Event, LearningState, Moved
 from packs.rewards.idempotency import IdempotencyKeys
 from packs.store import schemas
 from packs.store.rows import stable_hash
@@ -31,13 +32,11 @@ class RewardLedger:
         self,
         buffer: WriteBuffer,
         learning: LearningState,
-        episodes: EpisodeLog,
         keys: IdempotencyKeys,
         writer: str,
     ) -> None:
         self._buffer = buffer
         self._learning = learning
-        self._episodes = episodes
         self._keys = keys
         self.writer = writer
         self._seq = itertools.count()
@@ -47,6 +46,7 @@ class RewardLedger:
         episode_id: str,
         targets: list[str],
         step: RewardStep,
+        query: NDArray[np.floating],
         *,
         key: str,
         source: str,
@@ -54,37 +54,32 @@ class RewardLedger:
         magnitude: float | None,
         keyed: bool = False,
         shares: Mapping[str, float] | None = None,
-    ) -> dict[str, float]:
-        """Buffer one reward event per target and its step; return the new utilities.
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Buffer one reward event per target and hand its step to the learned state;
+        return the new utilities and what the next recall of ``query`` ranks them by.
 
         ``keyed``: the caller's idempotency key, which another process may receive too
         (a webhook retried to another worker). Event ids derive from the episode, the key
         and the memory (a key names one reward of one episode), and keyed
         events are written by ``merge_insert`` on that id, so whichever process commits
         second stores nothing and the replay of the log counts the reward once.
-        ``shares`` scales the step's weight per target (a failure's shared blame).
+        ``shares`` scales the step's weight per target (a failure's shared blame);
+        ``query`` is the episode's query vector (the contextual index's key).
         """
-        states = self._learning.current(targets)
-        query = self._episodes.query_vector(episode_id)
+        ids = {memory_id: event_id(episode_id, key, memory_id) for memory_id in targets}
+        event = Event(source, magnitude, episode_id, ids)
+        moved, ranked = self._learning.reward(targets, step, query, shares, event)
         now = datetime.now(UTC)
-        rows, utilities = [], {}
-        given = step
-        for memory_id in [m for m in targets if m in states]:  # not forgotten meanwhile
-            share = 1.0 if shares is None else shares.get(memory_id, 1.0)
-            step = given if share == 1.0 else replace(given, weight=given.weight * share)
-            before = states[memory_id]
-            after = fold([step], before)
-            q = (before.utility, after.utility)
-            row = self._row(key, episode_id, memory_id, source, signal, magnitude, step, q, now)
-            event = str(row["event_id"])
-            self._learning.record(memory_id, step, query, source, magnitude, event, episode_id)
-            utilities[memory_id] = after.utility
-            rows.append(row)
+        rows = [
+            self._row(ids[m], key, episode_id, m, source, signal, magnitude, q, now)
+            for m, q in moved.items()
+        ]
+        utilities = {m: q.after for m, q in moved.items()}
+        self._keys.remember(episode_id, key)  # under the handle's lock, with its rows
         self._buffer.add_rows(schemas.REWARD_EVENTS, rows)
         if keyed:
-            self._buffer.keyed.update(str(row["event_id"]) for row in rows)
-        self._keys.remember(episode_id, key)
-        return utilities
+            self._buffer.keyed.update(ids[m] for m in moved)
+        return utilities, ranked
 
     def revision(self, memory_id: str, version_id: str, signal: str) -> float:
         """Buffer the event of a revision that reset ``memory_id``'s utility
@@ -94,27 +89,29 @@ class RewardLedger:
         before = self._learning.current([memory_id]).get(memory_id, LearnedState(0.0, 0.0, 0))
         after = fold([REVISION_STEP], before)
         self._learning.record(memory_id, REVISION_STEP, None, REVISION_SOURCE, None)
-        q, now = (before.utility, after.utility), datetime.now(UTC)
+        q, now = Moved(REVISION_STEP, before.utility, after.utility), datetime.now(UTC)
+        event = event_id(version_id, version_id, memory_id)
         row = self._row(
-            version_id, version_id, memory_id, REVISION_SOURCE, signal, None, REVISION_STEP, q, now
+            event, version_id, version_id, memory_id, REVISION_SOURCE, signal, None, q, now
         )
         self._buffer.add_rows(schemas.REWARD_EVENTS, [row])
         return before.utility
 
     def _row(
         self,
+        event: str,
         key: str,
         episode_id: str,
         memory_id: str,
         source: str,
         signal: str,
         magnitude: float | None,
-        step: RewardStep,
-        q: tuple[float, float],
+        q: Moved,
         now: datetime,
     ) -> dict[str, object]:
+        step = q.step
         return {
-            "event_id": event_id(episode_id, key, memory_id),
+            "event_id": event,
             "idempotency_key": key,
             "episode_id": episode_id,
             "memory_id": memory_id,
@@ -125,8 +122,8 @@ class RewardLedger:
             "weight": step.weight,
             "alpha": step.alpha,
             "confidence_rate": step.confidence_rate,
-            "q_before": q[0],
-            "q_after": q[1],
+            "q_before": q.before,
+            "q_after": q.after,
             "created_at": now,
             "writer": self.writer,
             "seq": next(self._seq),

@@ -11,25 +11,19 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from packs.errors import InvalidReward, UnknownMemory
+from packs.errors import UnknownMemory
+from packs.events import EngineEvents
 from packs.journal.episodes import EpisodeLog
 from packs.journal.flush import Flusher
 from packs.learning.ema import RewardStep, failure_shares
-from packs.learning.state import LearningState
 from packs.records import FeedbackResult, VoteResult
 from packs.rewards.idempotency import IdempotencyKeys
-from packs.rewards.kinds import Outcome, Rating, Reward, Signal
+from packs.rewards.kinds import Reward
 from packs.rewards.ledger import RewardLedger
-from packs.rewards.sources import (
-    from_outcome,
-    from_signal,
-    from_stars,
-    normalise_answer,
-    tally_vote,
-)
+from packs.rewards.sources import RewardEvent, event_of, normalise_answer, tally_vote
 from packs.settings import ActiveSettings
 from packs.store.gateway import PackStore
 from packs.validation import check_episode_id, check_memory_ids, check_text, check_unit_interval
@@ -48,25 +42,35 @@ class RewardService:
         episodes: EpisodeLog,
         keys: IdempotencyKeys,
         ledger: RewardLedger,
-        learning: LearningState,
         flusher: Flusher,
         lock: threading.RLock,
-        confirm_held: Callable[[str, datetime], list[str]] | None = None,
+        events: EngineEvents,
     ) -> None:
         self._store = store
-        # A positive reward of an episode confirms the memories held from it (admission
-        # control, packs/probation.py), when the Pack's policy is on.
-        self._confirm_held = confirm_held
         self._settings = settings
         self._episodes = episodes
         self.keys = keys  # the idempotency keys it checks (bounded cache + log)
         self._ledger = ledger
-        self._learning = learning
         self._flusher = flusher
         self._lock = lock
-        # Called after each reward that landed, outside the lock: the Pack's automatic
-        # tune when one is due (packs/tuning/service.py).
-        self.after_reward: Callable[[], object] | None = None
+        # ``reward_landed`` after each reward that landed, outside the lock: the Pack's
+        # automatic tune when one is due (packs/tuning/service.py); ``episode_confirmed``
+        # on a positive one under the admission policy: the memories held from the
+        # episode are confirmed (packs/probation.py). Both in packs/events.py.
+        self._events = events
+
+    def reward(
+        self,
+        episode_id: str,
+        reward: Reward,
+        *,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+    ) -> FeedbackResult:
+        """One reward of ``episode_id``, of any kind (:mod:`packs.rewards.kinds`), turned
+        into its event by :func:`~packs.rewards.sources.event_of` and applied."""
+        event = event_of(reward, self._settings.value.rewards)
+        return self._apply(episode_id, event, 1.0, idempotency_key, scope)
 
     def apply_reward(
         self,
@@ -90,16 +94,33 @@ class RewardService:
         """
         self._store.require_writable("record a reward")
         value = check_unit_interval(value, "reward value")
+        event = RewardEvent(value, source, signal, magnitude, memory_ids)
+        return self._apply(episode_id, event, weight, idempotency_key, scope)
+
+    def _apply(
+        self,
+        episode_id: str,
+        event: RewardEvent,
+        weight: float,
+        idempotency_key: str | None,
+        scope: str | None,
+    ) -> FeedbackResult:
+        """The one path every reward takes to the log (docs/architecture.md)."""
+        self._store.require_writable("record a reward")
         weight = check_unit_interval(weight, "reward weight", 0.0, 1.0)
         episode_id = check_episode_id(episode_id)
-        memory_ids = check_memory_ids(memory_ids)
+        memory_ids = check_memory_ids(event.memory_ids)
         if idempotency_key is not None:
             check_text(idempotency_key, "idempotency_key", 512)
-        source = check_text(source, "reward source", _LABEL_CHARS)
-        signal = check_text(signal, "reward signal", _LABEL_CHARS)
+        source = check_text(event.source, "reward source", _LABEL_CHARS)
+        signal = check_text(event.signal, "reward signal", _LABEL_CHARS)
+        value = event.value
         key = idempotency_key or uuid.uuid4().hex
         settings = self._settings.value
         wiring = settings.rewards
+        step = RewardStep(
+            value, wiring.alpha, weight * wiring.weight(source), wiring.confidence_rate
+        )
         self._episodes.arrive(episode_id, settings.flush.seconds)  # another process's
         with self._lock:
             self._episodes.check_scope(episode_id, scope)
@@ -117,125 +138,28 @@ class RewardService:
                 # and raises again rather than report as stored what is only buffered.
                 self._flusher.maybe_flush()
                 return FeedbackResult(episode_id, source, value, 0, True, {}, {})
-            step = RewardStep(
-                value, wiring.alpha, weight * wiring.weight(source), wiring.confidence_rate
-            )
             shares = None
             if value < 0 and memory_ids is None and wiring.blame_relief > 0:
                 ranked = self._episodes.ranked_utility(episode_id)
                 shares = failure_shares(ranked, targets, wiring.blame_relief)
-            utilities = self._ledger.record(
+            query = self._episodes.query_vector(episode_id)  # fetched once per reward
+            utilities, ranked = self._ledger.record(
                 episode_id,
                 targets,
                 step,
+                query,
                 key=key,
                 source=source,
                 signal=signal,
-                magnitude=magnitude,
+                magnitude=event.magnitude,
                 keyed=idempotency_key is not None,
                 shares=shares,
             )
-            query = self._episodes.query_vector(episode_id)
-            ranked = self._learning.ranked(utilities, query)
-            if value > 0 and settings.admission.policy == "on" and self._confirm_held:
-                self._confirm_held(episode_id, datetime.now(UTC))
+            if value > 0 and settings.admission.policy == "on":
+                self._events.episode_confirmed.emit(episode_id, datetime.now(UTC))
             self._flusher.maybe_flush()
-        if self.after_reward is not None:
-            self.after_reward()
+        self._events.reward_landed.emit()
         return FeedbackResult(episode_id, source, value, len(utilities), False, utilities, ranked)
-
-    def reward(
-        self,
-        episode_id: str,
-        reward: Reward,
-        *,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> FeedbackResult:
-        """One reward of ``episode_id``, of any kind (:mod:`packs.rewards.kinds`)."""
-        options = {"idempotency_key": idempotency_key, "scope": scope}
-        match reward:
-            case Rating(value, stars):
-                return self.feedback(episode_id, value, stars=stars, **options)
-            case Signal(name, memory_ids):
-                return self.signal(episode_id, name, memory_ids, **options)
-            case Outcome(amount):
-                return self.outcome(episode_id, amount, **options)
-        raise InvalidReward(f"A reward is a Rating, a Signal or an Outcome, not {reward!r}.")
-
-    def feedback(
-        self,
-        episode_id: str,
-        rating: float | None = None,
-        *,
-        stars: int | None = None,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> FeedbackResult:
-        """Explicit rating: ``rating`` in [-1, 1], or ``stars`` 1-5 (``(stars-3)/2``).
-
-        Every memory injected in the episode moves by EMA, ``Q <- Q + alpha (r - Q)``.
-        With the same ``idempotency_key`` a redelivered reward is applied once.
-        """
-        if (rating is None) == (stars is None):
-            raise InvalidReward("Give exactly one of rating= (in [-1, 1]) or stars= (1-5).")
-        if stars is not None:
-            value, signal, magnitude = from_stars(stars), "stars", float(stars)
-        else:
-            value = check_unit_interval(rating, "rating")
-            signal, magnitude = "rating", value
-        return self.apply_reward(
-            episode_id,
-            value,
-            source="explicit",
-            signal=signal,
-            magnitude=magnitude,
-            idempotency_key=idempotency_key,
-            scope=scope,
-        )
-
-    def outcome(
-        self,
-        episode_id: str,
-        amount: float,
-        *,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> FeedbackResult:
-        """A measured outcome (e.g. a P&L) as ``tanh(amount / outcome_scale)``."""
-        value = from_outcome(amount, self._settings.value.rewards.outcome_scale)
-        return self.apply_reward(
-            episode_id,
-            value,
-            source="outcome",
-            signal="measured",
-            magnitude=float(amount),
-            idempotency_key=idempotency_key,
-            scope=scope,
-        )
-
-    def signal(
-        self,
-        episode_id: str,
-        name: str,
-        memory_ids: list[str] | None = None,
-        *,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> FeedbackResult:
-        """An implicit signal (accepted, edited, ignored, acted_on, ...) from the Pack's
-        vocabulary, for the whole episode or for the ``memory_ids`` it concerns."""
-        value = from_signal(name, self._settings.value.rewards.vocabulary)
-        return self.apply_reward(
-            episode_id,
-            value,
-            source="implicit",
-            signal=name,
-            magnitude=value,
-            idempotency_key=idempotency_key,
-            memory_ids=memory_ids,
-            scope=scope,
-        )
 
     def vote(
         self,

@@ -1,5 +1,8 @@
 """Reward sources turned into values in [-1, 1]. Pure functions (the hook runner aside).
 
+:func:`event_of` turns any reward kind (:mod:`packs.rewards.kinds`) into the one
+:class:`RewardEvent` that :class:`~packs.rewards.service.RewardService` applies:
+
 - explicit rating: the rating itself; stars 1..5 as ``(stars - 3) / 2``;
 - measured outcome: ``tanh(amount / scale)`` with a per-Pack scale (a "clear" win);
 - majority vote: ``+v`` behind the majority answer, ``-v`` behind a minority one, and a
@@ -23,7 +26,41 @@ from dataclasses import dataclass
 from typing import Any
 
 from packs.errors import InvalidReward
+from packs.rewards.kinds import Outcome, Rating, Reward, Signal
+from packs.settings import RewardSettings
 from packs.validation import check_unit_interval
+
+
+@dataclass(frozen=True)
+class RewardEvent:
+    """What one reward of an episode writes: its ``value`` in [-1, 1], the ``source`` and
+    ``signal`` its events carry, the raw ``magnitude`` (kept for audits) and the
+    ``memory_ids`` it concerns (None: every memory the episode injected)."""
+
+    value: float
+    source: str
+    signal: str
+    magnitude: float | None = None
+    memory_ids: list[str] | None = None
+
+
+def event_of(reward: Reward, wiring: RewardSettings) -> RewardEvent:
+    """The event of one reward kind, under the Pack's wiring (vocabulary, outcome scale)."""
+    match reward:
+        case Rating(rating, stars):
+            if (rating is None) == (stars is None):
+                raise InvalidReward("Give exactly one of rating= (in [-1, 1]) or stars= (1-5).")
+            if stars is not None:
+                return RewardEvent(from_stars(stars), "explicit", "stars", float(stars))
+            value = check_unit_interval(rating, "rating")
+            return RewardEvent(value, "explicit", "rating", value)
+        case Signal(name, memory_ids):
+            value = from_signal(name, wiring.vocabulary)
+            return RewardEvent(value, "implicit", name, value, memory_ids)
+        case Outcome(amount):
+            value = from_outcome(amount, wiring.outcome_scale)
+            return RewardEvent(value, "outcome", "measured", float(amount))
+    raise InvalidReward(f"A reward is a Rating, a Signal or an Outcome, not {reward!r}.")
 
 
 def from_stars(stars: object) -> float:

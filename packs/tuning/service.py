@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from packs.errors import InvalidInput, StorageError, TransientStorageError
+from packs.events import EngineEvents
 from packs.journal.flush import Flusher
 from packs.records import TuningReport
 from packs.settings import ActiveSettings, PackSettings
@@ -50,6 +51,7 @@ class TuningService:
         writer: str,
         lock: threading.RLock,
         flusher: Flusher,
+        events: EngineEvents,
     ) -> None:
         self._store = store
         self._settings = settings
@@ -60,6 +62,7 @@ class TuningService:
         self._flusher = flusher
         self._rewarded = 0  # rewarded episodes this handle saw since it opened
         self._next_auto = FIRST_AUTO
+        events.reward_landed.connect(self.rewarded)  # an automatic tune when one is due
 
     def tune(self, *, dry_run: bool = False, trigger: str = "command") -> TuningReport:
         """Fit the Pack's settings to its episodes; adopt what held-out replay shows

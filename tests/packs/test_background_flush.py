@@ -39,7 +39,7 @@ def test_a_due_flush_runs_on_the_background_thread(tmp_path):
 def test_the_caller_flushes_when_the_background_falls_behind(tmp_path):
     with Pack.open("bg", tmp_path, embedder=SeededEmbedder(), settings=SETTINGS) as pack:
         pack.add_knowledge([KnowledgeChunk(f"rule {i}", "rules.md", i) for i in range(20)])
-        pack._svc.flusher.wake = lambda delay: True  # a background thread that never flushes
+        pack._svc.background._flush_if_due = lambda: None  # a background thread that never flushes
         for i in range(5):
             pack.recall(f"question {i}")
             assert pack._svc.flusher._buffer.row_count() < 2 * SETTINGS["log_flush_rows"]
