@@ -199,7 +199,7 @@ def test_a_reward_after_a_forget_skips_the_forgotten_memory(pack):
     assert {a, b} <= set(episode.ids)
     pack.forget([a])
     result = pack.feedback(episode.episode_id or "", 1.0)
-    assert set(result.utilities) == {b}
+    assert set(result.track_records) == {b}
     pack.flush()
     assert set(pack.reward_log()["memory_id"].to_list()) == {b}
     assert pack.rebuild_utilities(write=False).changed == 0

@@ -100,7 +100,7 @@ def test_feedback_with_hostile_numbers_and_keys(trading_pack, rating, key):
         assert table_versions(trading_pack) == before  # refused: nothing written
         return
     assert -1.0 <= rating <= 1.0 and math.isfinite(rating)
-    assert all(-1.0 <= u <= 1.0 for u in result.utilities.values())
+    assert all(-1.0 <= u <= 1.0 for u in result.track_records.values())
 
 
 @SETTINGS

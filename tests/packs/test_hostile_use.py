@@ -329,7 +329,7 @@ def test_duplicate_memory_ids_are_credited_once(hashed):
     (memory,) = recall.ids
     result = hashed.signal(recall.episode_id, "accepted", memory_ids=[memory] * 5)
     assert result.applied == 1
-    assert result.utilities[memory] == pytest.approx(ALPHA * 0.5 * 0.6)  # implicit weighs 0.5
+    assert result.track_records[memory] == pytest.approx(ALPHA * 0.5 * 0.6)  # implicit weighs 0.5
     assert hashed.get(memory)["utility"] == pytest.approx(ALPHA * 0.5 * 0.6)
     assert len(stored(hashed, S.REWARD_EVENTS)) == 1
     assert hashed.rebuild_utilities(write=False).changed == 0

@@ -98,9 +98,9 @@ def test_feedback_moves_every_injected_utility_by_ema(trading_pack):
     recall = trading_pack.recall("I missed the breakout, should I buy now?")
     result = trading_pack.feedback(recall.episode_id, 1.0)
     assert result.applied == len(recall.ids)
-    assert all(u == pytest.approx(0.3) for u in result.utilities.values())
+    assert all(u == pytest.approx(0.3) for u in result.track_records.values())
     result = trading_pack.feedback(recall.episode_id, -1.0)
-    assert all(u == pytest.approx(-0.09) for u in result.utilities.values())
+    assert all(u == pytest.approx(-0.09) for u in result.track_records.values())
     # visible before any flush, and after it
     for pending in (True, False):
         if not pending:
@@ -132,7 +132,7 @@ def test_feedback_reaches_an_episode_from_an_earlier_session(tmp_path):
         result = pack.feedback(episode, 0.5)
         assert result.applied == 1
     with Pack.open("late", tmp_path) as pack:
-        (memory_id,) = result.utilities
+        (memory_id,) = result.track_records
         assert pack.get(memory_id)["utility"] == pytest.approx(0.15)
 
 

@@ -232,7 +232,7 @@ def check_utility_movement(target: PackTarget) -> str:
             result = pack.feedback(episode, rating)
             expect(result.applied == len(injected), f"feedback applied to {result.applied}")
             for memory_id in injected:
-                expect_close(result.utilities[memory_id], expected, f"utility of {memory_id}")
+                expect_close(result.track_records[memory_id], expected, f"utility of {memory_id}")
                 expect_close(pack.get(memory_id)["utility"], expected, f"get({memory_id})")
         pack.flush()
     with target.open(name, create=False) as pack:
@@ -245,7 +245,7 @@ def check_utility_movement(target: PackTarget) -> str:
         # A reopened Pack finds the episode in the log, not in its in-memory cache.
         again = pack.feedback(episode, 1.0)
         for memory_id in injected:
-            expect_close(again.utilities[memory_id], Q_AFTER_WIN_LOSS_WIN, "after reopen")
+            expect_close(again.track_records[memory_id], Q_AFTER_WIN_LOSS_WIN, "after reopen")
     return (
         f"{len(injected)} memories 0 -> {Q_AFTER_WIN:.2f} -> {Q_AFTER_WIN_LOSS:.2f}, "
         "persisted across reopen"

@@ -94,8 +94,8 @@ def test_front_door_results_are_json_safe(pack):
     used = pack.signal(recalled.episode_id, "acted_on", [recalled.items[0].id])
     for result in (made, recalled, rated, used, front_door.packs(str(pack.root))):
         assert json.loads(json.dumps(result.to_dict(), allow_nan=False)) == result.to_dict()
-    assert set(rated.utilities) == {i.id for i in recalled.items} and rated.value == -1.0
-    assert list(used.utilities) == [recalled.items[0].id] and used.value == 1.0
+    assert set(rated.track_records) == {i.id for i in recalled.items} and rated.value == -1.0
+    assert list(used.track_records) == [recalled.items[0].id] and used.value == 1.0
     search = front_door.recall(pack, "should I move my stop further away?", log=False)
     assert search.episode_id is None
 

@@ -147,4 +147,4 @@ def test_resolve_is_silent_on_a_cold_store(trading_pack):
     recall = trading_pack.recall("earnings tomorrow", k=1)
     result = trading_pack.resolve(recall.episode_id, "Halve the size", success=True)
     assert result.intrinsic is None and result.intrinsic_reward is None
-    assert result.success_reward.utilities[recall.ids[0]] == pytest.approx(0.3)
+    assert result.success_reward.track_records[recall.ids[0]] == pytest.approx(0.3)

@@ -31,7 +31,7 @@ def test_stars(trading_pack, stars, value):
     assert from_stars(stars) == value
     episode, memory = one_memory_episode(trading_pack)
     result = trading_pack.feedback(episode, stars=stars)
-    assert result.utilities[memory] == pytest.approx(ALPHA * value)
+    assert result.track_records[memory] == pytest.approx(ALPHA * value)
     (event,) = rows(trading_pack, "reward_events")
     assert (event["source"], event["signal"], event["magnitude"]) == ("explicit", "stars", stars)
 
@@ -41,7 +41,7 @@ def test_outcome_is_squashed_by_the_pack_scale(tmp_path):
         pack.remember("Holding into earnings", "Halved the size")
         episode, memory = one_memory_episode(pack)
         result = pack.outcome(episode, 150.0)  # +150 P&L, scale 200
-        assert result.utilities[memory] == pytest.approx(ALPHA * math.tanh(0.75))
+        assert result.track_records[memory] == pytest.approx(ALPHA * math.tanh(0.75))
         (event,) = rows(pack, "reward_events")
         assert event["magnitude"] == 150.0 and event["value"] == pytest.approx(math.tanh(0.75))
 
@@ -66,7 +66,7 @@ def test_vocabulary_can_be_extended_per_pack(tmp_path):
     with Pack.open("vocab", tmp_path, settings=settings) as pack:
         pack.remember("Holding into earnings", "Halved the size")
         episode, memory = one_memory_episode(pack)
-        assert pack.signal(episode, "bookmarked").utilities[memory] == pytest.approx(0.12)
+        assert pack.signal(episode, "bookmarked").track_records[memory] == pytest.approx(0.12)
 
 
 def test_majority_vote(trading_pack):
@@ -102,11 +102,11 @@ def test_validation_hook_pass_fail_and_flag(trading_pack):
     episode, memory = one_memory_episode(trading_pack)
     passed = trading_pack.validate(episode, "Lesson text", hook=always_true)
     assert passed.passed and not passed.flagged
-    assert passed.reward.utilities[memory] == pytest.approx(ALPHA * 0.25)
+    assert passed.reward.track_records[memory] == pytest.approx(ALPHA * 0.25)
     failed = trading_pack.validate(episode, "bad", hook=lambda out, ctx: "bad" not in out)
     assert failed.passed is False and failed.flagged
     q = ALPHA * 0.25
-    assert failed.reward.utilities[memory] == pytest.approx(q + ALPHA * (-1.0 - q))
+    assert failed.reward.track_records[memory] == pytest.approx(q + ALPHA * (-1.0 - q))
     logged = rows(trading_pack, "validations")
     assert [v["passed"] for v in logged] == [True, False]
 

@@ -71,7 +71,7 @@ def _same(old: FeedbackResult, new: FeedbackResult) -> None:
         new.applied,
         new.duplicate,
     )
-    assert sorted(old.utilities.values()) == pytest.approx(sorted(new.utilities.values()))
+    assert sorted(old.track_records.values()) == pytest.approx(sorted(new.track_records.values()))
 
 
 OLD_AND_NEW = {
