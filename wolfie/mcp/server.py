@@ -23,7 +23,9 @@ the CLI and the REST API share) and return typed results.
 - **Errors**: a ``WolfieError`` becomes a tool error carrying its message, and a schema
   violation one line naming the parameter and its limit (:class:`WolfieServer`); the SDK
   turns any other exception into a tool error too, so no call crashes the server.
-- **Tools**: listed once, in :mod:`wolfie.mcp.catalog` (``wolfie mcp --help`` reads it).
+- **Tools**: listed once, in :mod:`wolfie.mcp.catalog` (``wolfie mcp --help`` reads it);
+  the reward tools (``feedback``, ``signal``, ``outcome``) are built from the rows of
+  :mod:`wolfie.reward_verbs`, the table the REST routes and CLI commands share.
 - **Lessons**: ``feedback``, ``outcome`` and ``resolve`` store the reward, then ask a
   client that declares ``sampling`` for the lessons it earned (:mod:`wolfie.mcp.lessons`);
   ``distill`` asks on demand.
