@@ -175,4 +175,3 @@ def signed(fn: F, name: str, parameters: Sequence[inspect.Parameter], returns: A
     setattr(fn, "__signature__", inspect.Signature(parameters, return_annotation=returns))  # noqa: B010
     fn.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
     return fn
-
