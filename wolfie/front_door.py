@@ -4,8 +4,9 @@ the LangChain and LlamaIndex retrievers) calls beyond the Pack API itself.
 It keeps only what a door adds to a :class:`~packs.pack.Pack` method: the scope guard (a
 server pinned to a scope, a caller held to its scope's rows), one flat ``filters``
 object, JSON metadata, the shapes of its results (:mod:`wolfie.results`) and the
-listing of Packs. Where a door adds nothing (``feedback``, ``signal``, ``outcome``,
-``maturity``...) it calls the Pack directly. Every input check lives once, in the
+listing of Packs. Every reward a door takes (``feedback``, ``signal``, ``outcome``, one
+row each of :mod:`wolfie.reward_verbs`) goes through :func:`reward`. Where a door adds
+nothing (``maturity``...) it calls the Pack directly. Every input check lives once, in the
 engine: bad input raises a :class:`~packs.errors.WolfieError` with the fix in its
 message. No Typer, no Rich, no MCP, no FastAPI, no Prefect here.
 
@@ -27,7 +28,8 @@ from packs.held import admit as admit_held
 from packs.held import held as held_memories
 from packs.memory_table import MemoryPage, memory_page
 from packs.pack import Pack
-from packs.records import ForgetReport, Recall, RememberResult, RevisionResult
+from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult, RevisionResult
+from packs.rewards.kinds import Reward
 from packs.store.catalog import list_packs
 from packs.store.filters import MEMORY_FILTER_COLUMNS, tag
 from packs.store.scopes import SCOPE_KEY, check_scope, scoped_metadata
@@ -173,6 +175,20 @@ def split_filters(
         else:
             metadata[key] = value
     return where, metadata
+
+
+def reward(
+    pack: Pack,
+    episode_id: str,
+    reward: Reward,
+    *,
+    idempotency_key: str | None = None,
+    scope: str | None = None,
+) -> FeedbackResult:
+    """Reward ``episode_id`` (recalled in ``scope``) with a :class:`~packs.rewards.kinds.Rating`,
+    :class:`~packs.rewards.kinds.Signal` or :class:`~packs.rewards.kinds.Outcome`: the one
+    call every door makes for a reward (:meth:`Pack.reward`, which checks the values)."""
+    return pack.reward(episode_id, reward, idempotency_key=idempotency_key, scope=scope)
 
 
 def resolve(

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The folders whose code raises Wolfie's errors (the modules mypy checks).
 CODE = ("packs", "wolfie", "tasks", "flows", "evals", "deployments")
 
+
 def _base_name(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):  # errors.InvalidInput
         return node.attr

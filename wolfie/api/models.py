@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from packs.validation import MAX_POSITION
 from wolfie.params import PARAMS, TEXT
+from wolfie.reward_verbs import VERBS, Verb
 
 _REQUIRED: Any = ...
 # A metadata or filter value: JSON scalars only; NaN and infinities are refused.
@@ -75,20 +76,20 @@ class RankBody(Body):
     explain: bool | None = param("explain", None)
 
 
-class FeedbackBody(Body):
-    rating: float = param("rating")
-    idempotency_key: str | None = param("idempotency_key", None)
+def reward_body(verb: Verb) -> type[Body]:
+    """A reward verb's body (``FeedbackBody``...): its arguments, then an idempotency key."""
+    fields: dict[str, Any] = {
+        arg.name: (arg.type, param(arg.name))
+        if arg.required
+        else (arg.type | None, param(arg.name, None))
+        for arg in verb.args
+    }
+    fields["idempotency_key"] = (str | None, param("idempotency_key", None))
+    name = f"{verb.name.capitalize()}Body"
+    return create_model(name, __base__=Body, __module__=__name__, **fields)
 
 
-class SignalBody(Body):
-    name: str = param("name")
-    memory_ids: list[str] | None = param("memory_ids", None)
-    idempotency_key: str | None = param("idempotency_key", None)
-
-
-class OutcomeBody(Body):
-    amount: float = param("amount")
-    idempotency_key: str | None = param("idempotency_key", None)
+REWARD_BODIES = {verb.name: reward_body(verb) for verb in VERBS}
 
 
 class ReviseBody(Body):

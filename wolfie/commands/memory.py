@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -27,22 +28,21 @@ from wolfie.commands.options import (
     read_texts,
 )
 from wolfie.commands.render import clip
+from wolfie.reward_verbs import REQUIRED, VERBS, Arg, Verb, signed
 
 if TYPE_CHECKING:  # the engine loads only inside a command (wolfie --help stays fast)
     from packs.records import FeedbackResult, RememberResult
 
 console = Console()
+EpisodeArg = Annotated[
+    str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
+]
 
 
 def register(app: typer.Typer) -> None:
     app.command(name="remember", short_help="Store an interaction as a memory.")(remember)
-    app.command(name="feedback", short_help="Rate a recalled episode from -1 to +1.")(feedback)
-    app.command(
-        name="signal", short_help="Record an implicit signal: acted_on, accepted, edited, ignored."
-    )(signal)
-    app.command(name="outcome", short_help="Reward an episode by a measured outcome (a P&L).")(
-        outcome
-    )
+    for verb in VERBS:
+        app.command(name=verb.name, short_help=verb.short_help)(reward_command(verb))
     app.command(
         name="forget", short_help="Forget memories, a user's scope, or what a filter matches."
     )(forget)
@@ -135,66 +135,42 @@ def remember_line(result: RememberResult) -> Text:
     return line
 
 
-def feedback(
-    episode_id: Annotated[
-        str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
-    ],
-    rating: Annotated[float, typer.Option("--rating", "-r", help="-1 (misled) to +1 (helped).")],
-    pack: PackArg,
-    root: RootArg = None,
-    key: KeyArg = None,
-    as_json: JsonArg = False,
-) -> None:
-    """Rate EPISODE_ID: every memory it injected moves toward the rating (EMA)."""
-    from packs.pack import Pack
+def reward_command(verb: Verb) -> Callable[..., None]:
+    """The command of one reward verb (:mod:`wolfie.reward_verbs`): EPISODE_ID, the verb's
+    arguments and flags, ``--pack``, ``--root``, ``--key``, ``--json``."""
 
-    with Pack.open(pack, root, create=False) as handle:
-        result = handle.feedback(episode_id, rating, idempotency_key=key)
-    _print_reward(result, as_json)
+    def command(
+        episode_id: str,
+        pack: str,
+        root: str | None,
+        key: str | None,
+        as_json: bool,
+        **arguments: Any,
+    ) -> None:
+        from packs.pack import Pack
+        from wolfie import front_door
 
+        reward = verb.reward(arguments)
+        with Pack.open(pack, root, create=False) as handle:
+            result = front_door.reward(handle, episode_id, reward, idempotency_key=key)
+        _print_reward(result, as_json)
 
-def signal(
-    episode_id: Annotated[
-        str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
-    ],
-    name: Annotated[
-        str, typer.Argument(help="acted_on, accepted, edited, ignored, or the Pack's own.")
-    ],
-    pack: PackArg,
-    root: RootArg = None,
-    memory_id: Annotated[
-        list[str] | None,
-        typer.Option("--memory-id", "-m", help="Only this injected memory; repeatable."),
-    ] = None,
-    key: KeyArg = None,
-    as_json: JsonArg = False,
-) -> None:
-    """Record what the user did with EPISODE_ID's memories (all, or those named)."""
-    from packs.pack import Pack
+    def option(arg: Arg, annotation: Any) -> Any:
+        declared = (
+            typer.Option(*arg.cli_flags, help=arg.cli_help)
+            if arg.cli_flags
+            else typer.Argument(help=arg.cli_help)
+        )
+        return Annotated[annotation, declared]
 
-    with Pack.open(pack, root, create=False) as handle:
-        result = handle.signal(episode_id, name, memory_id, idempotency_key=key)
-    _print_reward(result, as_json)
-
-
-def outcome(
-    episode_id: Annotated[
-        str, typer.Argument(help="The episode id that `wolfie recall --log` printed.")
-    ],
-    amount: Annotated[
-        float, typer.Option("--amount", "-a", help="The measured outcome, e.g. a P&L of -1.4.")
-    ],
-    pack: PackArg,
-    root: RootArg = None,
-    key: KeyArg = None,
-    as_json: JsonArg = False,
-) -> None:
-    """Reward EPISODE_ID by a measured outcome: tanh(amount / the Pack's outcome scale)."""
-    from packs.pack import Pack
-
-    with Pack.open(pack, root, create=False) as handle:
-        result = handle.outcome(episode_id, amount, idempotency_key=key)
-    _print_reward(result, as_json)
+    parameters = verb.signature(
+        option,
+        head=[("episode_id", EpisodeArg, REQUIRED)],
+        middle=[("pack", PackArg, REQUIRED), ("root", RootArg, None)],
+        tail=[("key", KeyArg, None), ("as_json", JsonArg, False)],
+    )
+    command.__doc__ = verb.help
+    return signed(command, verb.name, parameters, None)
 
 
 def forget(

@@ -11,14 +11,16 @@ where runs can start); ``write`` stores or rewards; ``fetch`` reaches outside th
 ``destroy`` changes or removes what is stored (``destructiveHint``: a client may ask the
 user first). Descriptions may name ``{filters}``, ``{ingest}`` and ``{lessons}``, filled
 in by the server (the filter grammar, the operator's ingest policy, what a sampling
-client is asked). A reward tool that asks for lessons stores the reward itself first
-(``flush`` False here).
+client is asked). The reward verbs' rows come from :mod:`wolfie.reward_verbs`; a reward
+tool stores the reward itself before it answers (``flush`` False here).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from wolfie.reward_verbs import VERBS
 
 Kind = Literal["read", "status", "write", "fetch", "destroy"]
 
@@ -57,29 +59,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "'refused', with the `reason`.",
         flush=True,
     ),
-    ToolSpec(
-        "feedback",
-        "write",
-        "rate an episode from -1 to +1",
-        "Reward a recall's episode once you know how it went: `rating` in [-1, 1], +1 "
-        "helped, -1 misled. Every recalled memory's utility moves. An `idempotency_key` "
-        "makes retries safe. {lessons}",
-    ),
-    ToolSpec(
-        "signal",
-        "write",
-        "an implicit signal (accepted, edited, ignored, acted_on)",
-        "Implicit feedback on an episode: `name` is accepted, edited, ignored or acted_on "
-        "(or the Pack's own vocabulary); `memory_ids` limits it to the items it concerns.",
-        flush=True,
-    ),
-    ToolSpec(
-        "outcome",
-        "write",
-        "a measured outcome, e.g. a P&L",
-        "A measured outcome of an episode (e.g. a P&L): the reward is tanh(amount / the "
-        "Pack's outcome scale). {lessons}",
-    ),
+    *(ToolSpec(v.name, "write", v.summary, v.description) for v in VERBS),
     ToolSpec(
         "resolve",
         "write",

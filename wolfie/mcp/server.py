@@ -23,7 +23,9 @@ the CLI and the REST API share) and return typed results.
 - **Errors**: a ``WolfieError`` becomes a tool error carrying its message, and a schema
   violation one line naming the parameter and its limit (:class:`WolfieServer`); the SDK
   turns any other exception into a tool error too, so no call crashes the server.
-- **Tools**: listed once, in :mod:`wolfie.mcp.catalog` (``wolfie mcp --help`` reads it).
+- **Tools**: listed once, in :mod:`wolfie.mcp.catalog` (``wolfie mcp --help`` reads it);
+  the reward tools (``feedback``, ``signal``, ``outcome``) are built from the rows of
+  :mod:`wolfie.reward_verbs`, the table the REST routes and CLI commands share.
 - **Lessons**: ``feedback``, ``outcome`` and ``resolve`` store the reward, then ask a
   client that declares ``sampling`` for the lessons it earned (:mod:`wolfie.mcp.lessons`);
   ``distill`` asks on demand.
@@ -71,6 +73,7 @@ from wolfie.results import (
     TuningHistory,
     with_lessons,
 )
+from wolfie.reward_verbs import REQUIRED, VERBS, Verb, signed
 
 INSTRUCTIONS = """Wolfie is a self-evolving memory. Follow this loop:
 1. Before answering, call `recall` with the user's request. Use the returned `prompt`
@@ -254,53 +257,6 @@ def _tools(
             supersedes=supersedes,
         )
 
-    async def rewarded(
-        ctx: Context, reward: Callable[[], FeedbackResult], scope: str | None
-    ) -> Rewarded:
-        """Apply and store the reward, then ask for the lessons it earned (``scope``'s)."""
-        result = await anyio.to_thread.run_sync(reward)
-        await anyio.to_thread.run_sync(pack.flush)  # stored before any sampling
-        moved = [] if result.duplicate else list(result.track_records)
-        return with_lessons(result, await sampled.earned(ctx, result.episode_id, moved, scope))
-
-    async def feedback(
-        episode_id: str,
-        rating: float,
-        ctx: Context,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> Rewarded:
-        scope = guard(scope)
-        return await rewarded(
-            ctx,
-            lambda: pack.feedback(episode_id, rating, idempotency_key=idempotency_key, scope=scope),
-            scope,
-        )
-
-    def signal(
-        episode_id: str,
-        name: str,
-        memory_ids: list[str] | None = None,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> FeedbackResult:
-        key = idempotency_key
-        return pack.signal(episode_id, name, memory_ids, idempotency_key=key, scope=guard(scope))
-
-    async def outcome(
-        episode_id: str,
-        amount: float,
-        ctx: Context,
-        idempotency_key: str | None = None,
-        scope: str | None = None,
-    ) -> Rewarded:
-        scope = guard(scope)
-        return await rewarded(
-            ctx,
-            lambda: pack.outcome(episode_id, amount, idempotency_key=idempotency_key, scope=scope),
-            scope,
-        )
-
     async def resolve(
         episode_id: str,
         response: str,
@@ -375,6 +331,50 @@ def _tools(
     def ingest_status(run_id: str, scope: str | None = None) -> IngestStatus:
         return runs.status(run_id, guard(scope))
 
-    reads = (search, maturity, history, held, tuning)
-    writes = (recall, remember, feedback, signal, outcome, resolve, distill, forget, revise)
+    reads: list[Callable[..., Any]] = [search, maturity, history, held, tuning]
+    rewards = [_reward_tool(pack, guard, sampled, verb) for verb in VERBS]
+    writes: list[Callable[..., Any]] = [
+        recall,
+        remember,
+        *rewards,
+        resolve,
+        distill,
+        forget,
+        revise,
+    ]
     return [*reads, *writes, ingest, ingest_status]
+
+
+def _reward_tool(
+    pack: Pack, guard: ScopeGuard, sampled: SampledLessons, verb: Verb
+) -> Callable[..., Any]:
+    """The tool of one reward verb (:mod:`wolfie.reward_verbs`): its arguments, the episode
+    id, an idempotency key and a scope. The reward is stored before it answers, and a verb
+    that earns lessons then asks a sampling client for them (``scope``'s)."""
+
+    async def tool(
+        ctx: Context,
+        episode_id: str,
+        idempotency_key: str | None = None,
+        scope: str | None = None,
+        **arguments: Any,
+    ) -> FeedbackResult | Rewarded:
+        scope = guard(scope)
+        reward = verb.reward(arguments)
+        key = idempotency_key
+        result = await anyio.to_thread.run_sync(
+            lambda: front_door.reward(pack, episode_id, reward, idempotency_key=key, scope=scope)
+        )
+        await anyio.to_thread.run_sync(pack.flush)  # stored before any sampling
+        if not verb.lessons:
+            return result
+        moved = [] if result.duplicate else list(result.track_records)
+        return with_lessons(result, await sampled.earned(ctx, result.episode_id, moved, scope))
+
+    parameters = verb.signature(
+        lambda arg, annotation: annotation,
+        head=[("episode_id", str, REQUIRED)],
+        middle=[("ctx", Context, REQUIRED)],
+        tail=[("idempotency_key", str | None, None), ("scope", str | None, None)],
+    )
+    return signed(tool, verb.name, parameters, Rewarded if verb.lessons else FeedbackResult)
