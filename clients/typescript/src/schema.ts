@@ -579,13 +579,13 @@ export interface components {
          * RecalledItem
          * @description One injected item with every part of its score.
          *
-         *     Two utilities, two names:
+         *     Two utilities, two names (docs/architecture.md's glossary):
          *
          *     - :attr:`ranked_utility` is the utility Phase B ranked it by *for this query*:
          *       ``U(m | q)`` in contextual mode (docs/contextual.md), the global Q in global mode;
          *     - :attr:`track_record` is the memory's global EMA Q over every reward it got: the
          *       ``memories`` table's ``utility`` column, and what the prompt block's "Track record"
-         *       shows (:attr:`utility` is the same value, under the column's name).
+         *       shows. (:attr:`utility`, the same value under the column's name, is deprecated.)
          */
         RecalledItem: {
             /** Id */
