@@ -45,14 +45,14 @@ class ClusteredEmbedder(EmbeddingProvider):
     embeddings."""
 
     info = EmbeddingInfo("clustered", "clustered", "test:clustered", DIM)
-    _centres = np.random.default_rng(0).standard_normal((20, DIM))
+    centres = np.random.default_rng(0).standard_normal((20, DIM))
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
         rows = []
         for text in texts:
             seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
             rng = np.random.default_rng(seed)
-            rows.append(2.0 * self._centres[seed % 20] + rng.standard_normal(DIM))
+            rows.append(2.0 * self.centres[seed % 20] + rng.standard_normal(DIM))
         matrix = np.array(rows, dtype=np.float32)
         return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
