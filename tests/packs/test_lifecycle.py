@@ -15,6 +15,7 @@ from packs.errors import InvalidInput, InvalidSettings, UnknownMemory
 from packs.pack import storage_of
 from packs.store import schemas
 from packs.upkeep import maintain
+from tests.support.lance import lance_db, lance_table
 
 SOON_S = 3.0
 
@@ -88,10 +89,10 @@ def test_a_superseded_memory_is_history_not_advice(pack):
 def test_a_pack_made_before_schema_2_opens_and_is_upgraded(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         made = pack.remember("The printer on floor 3 jams", "Use the tray 2 paper").id
-        table = storage_of(pack)._table(schemas.MEMORIES)
-        table.drop_columns([f.name for f in schemas.LIFECYCLE_FIELDS])
-        storage_of(pack)._db.drop_table(schemas.FORGOTTEN)
+        storage_of(pack).drop_table(schemas.FORGOTTEN)
         storage_of(pack).write_meta({"schema_version": 1})
+    memories = lance_table(pack, schemas.MEMORIES)  # closed: its files, as schema 1 left them
+    memories.drop_columns([f.name for f in schemas.LIFECYCLE_FIELDS])
     with Pack.open("old", tmp_root, read_only=True) as reader:  # read as it is
         assert made in reader.search("printer jams").ids
     with Pack.open("old", tmp_root) as pack:  # writable: upgraded
@@ -114,13 +115,11 @@ def test_a_pack_made_before_schema_4_opens_and_is_upgraded(tmp_root):
         made = pack.remember("The printer on floor 3 jams", "Use the tray 2 paper").id
         failed = {"at": datetime.now(UTC), "memory_id": made, "writer": "t", "status": "failed"}
         pack.store_lessons([], [failed])
-        storage_of(pack)._table(schemas.MEMORIES).drop_columns(
-            [f.name for f in schemas.ADMISSION_FIELDS]
-        )
-        storage_of(pack)._table(schemas.LESSON_LOG).drop_columns(
-            [f.name for f in schemas.LESSON_PROVENANCE_FIELDS]
-        )
         storage_of(pack).write_meta({"schema_version": 3})
+    old = lance_db(pack)  # closed: its files, as schema 3 left them
+    old.open_table(schemas.MEMORIES).drop_columns([f.name for f in schemas.ADMISSION_FIELDS])
+    lessons = old.open_table(schemas.LESSON_LOG)
+    lessons.drop_columns([f.name for f in schemas.LESSON_PROVENANCE_FIELDS])
     with Pack.open("old", tmp_root, read_only=True) as reader:
         assert made in reader.search("printer jams").ids
         assert reader.get(made)["lesson_provenance"] is None

@@ -27,6 +27,7 @@ from packs.records import MemoryVersion
 from packs.store import schemas
 from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
+from tests.support.internals import services_of
 from tests.support.packs import table_versions
 
 INTENT = "The deploy failed with a locked database"
@@ -83,7 +84,7 @@ def test_revise_changes_in_place_and_re_embeds_what_changed(tmp_root):
         assert hit.id == made and hit.similarity == pytest.approx(1.0, abs=1e-5)
         vectors = pack.query("memories", where={"id": made}, columns=["response_embedding"])
         stored = np.asarray(vectors["response_embedding"][0], dtype=np.float32)
-        expected = pack._svc.embedder.embed([NEW])[0]
+        expected = services_of(pack).embedder.embed([NEW])[0]
         assert float(stored @ expected) == pytest.approx(1.0, abs=1e-5)
         assert pack.search(INTENT, k=2).items[0].similarity < 0.95  # the old intent is gone
         assert pack.get(other)["response_summary"] == "Pizza, no anchovies."
@@ -204,7 +205,7 @@ def test_bad_revisions_are_refused_and_change_nothing(tmp_root):
 def test_a_pack_made_before_memory_history_opens_and_revises(tmp_root):
     with Pack.open("old", tmp_root) as pack:
         made = pack.remember(INTENT, OLD).id
-        storage_of(pack)._db.drop_table(schemas.MEMORY_HISTORY)
+        storage_of(pack).drop_table(schemas.MEMORY_HISTORY)
         storage_of(pack).write_meta({"schema_version": 2})  # as the last release wrote it
     with Pack.open("old", tmp_root, read_only=True) as reader:
         assert [v.event for v in reader.history(made)] == ["remember"]
