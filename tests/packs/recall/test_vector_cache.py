@@ -54,9 +54,8 @@ def test_on_s3_rows_written_by_another_handle_are_found_at_once(s3):
 def pack(tmp_root):
     with open_pack(tmp_root) as handle:
         handle.add_knowledge(chunks(600, "a.md") + chunks(600, "b.md"))
-        services_of(
-            handle
-        ).recall.vectors.defer = 0  # the cache from the first search (deferral has its test)
+        cache = services_of(handle).recall.vectors
+        cache.defer = 0  # the cache from the first search (deferral has its test)
         yield handle
 
 
