@@ -16,7 +16,6 @@ from evals.learning_bench import run_bench
 from evals.learning_config import BenchConfig
 from evals.learning_report import write_outputs
 from packs.errors import InvalidInput
-from packs.pack import storage_of
 
 PARAPHRASES = (
     Path(__file__).resolve().parents[2] / "data" / "evals" / "manpages" / "paraphrases.jsonl"
@@ -77,8 +76,8 @@ def test_every_method_plays_the_same_questions_in_the_same_order(slice_dir, tmp_
     played = {}
     for name in ("no-feedback", "utility", "contextual"):
         with Pack.open(f"s0-{name}", tmp_path / "packs", read_only=True) as pack:
-            episodes = storage_of(pack)._table("episodes").to_arrow().sort_by("created_at")
-            played[name] = episodes["query_text"].to_pylist()
+            episodes = pack.query("episodes", columns=["query_text", "created_at"])
+            played[name] = episodes.sort("created_at", maintain_order=True)["query_text"].to_list()
             assert pack.count(kind="knowledge") == 37
     assert played["no-feedback"] == played["utility"] == played["contextual"]
     assert len(played["utility"]) == 12
@@ -89,7 +88,7 @@ def _rewarded_episodes(pack_dir: Path, name: str) -> pl.DataFrame:
 
     with Pack.open(name, pack_dir, read_only=True) as pack:
         log = pack.reward_log()
-        episodes = pl.from_arrow(storage_of(pack)._table("episodes").to_arrow())
+        episodes = pack.query("episodes")
     return log.join(episodes, left_on="episode_id", right_on="id")
 
 

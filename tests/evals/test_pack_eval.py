@@ -61,10 +61,10 @@ class RenamedProvider(EmbeddingProvider):
     def __init__(self) -> None:
         inner = default_embedder()
         self.info = EmbeddingInfo("st-fp32", inner.info.model, inner.info.space, inner.info.dim)
-        self._inner = inner
+        self.inner = inner
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
-        return self._inner.embed(texts)
+        return self.inner.embed(texts)
 
 
 def test_a_pack_built_with_another_provider_is_refused(tmp_path, rm_mv_slice):

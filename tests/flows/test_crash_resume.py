@@ -158,7 +158,7 @@ def learning(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
         pack.flush()
         # Drift for recompute-utilities to repair: a utility no reward event explains.
         stale = pack.remember("The coffee machine broke before the open", "Used the kettle").id
-        fields = storage_of(pack)._table(schemas.MEMORIES).schema
+        fields = storage_of(pack).schema(schemas.MEMORIES)
         schema = pa.schema([fields.field("id"), fields.field("utility")])
         drift = pa.table({"id": [stale], "utility": [0.7]}, schema=schema)
         storage_of(pack).merge(schemas.MEMORIES, drift, "id", update=True, insert=False)
@@ -323,20 +323,20 @@ def test_a_kill_between_the_merge_log_and_its_count_keeps_the_count(
     re-run found the merge logged. Found by the crash harness (remember/5/during)."""
     shutil.copytree(learning.base, tmp_path / "root")
     intent, response = NEW_MEMORIES[-1]  # a near-duplicate of a base memory
-    real_commit = PackStore._commit
+    real_merge = PackStore.merge
     logged: list[str] = []
 
-    def crash_after_the_log(store: PackStore, name: str, step: str, write: Any) -> Any:
-        if logged and "'memories'" in step:
+    def crash_after_the_log(store: PackStore, name: str, *args: Any, **kwargs: Any) -> Any:
+        if logged and name == schemas.MEMORIES:  # the count, the merge's second write
             raise SimulatedCrash("process died here")
-        result = real_commit(store, name, step, write)
-        if "'merges'" in step:
-            logged.append(step)
+        result = real_merge(store, name, *args, **kwargs)
+        if name == schemas.MERGES:
+            logged.append(name)
         return result
 
     with Pack.open(PACK, tmp_path / "root") as pack:
         with monkeypatch.context() as patch:
-            patch.setattr(PackStore, "_commit", crash_after_the_log)
+            patch.setattr(PackStore, "merge", crash_after_the_log)
             with pytest.raises(SimulatedCrash):
                 pack.remember(intent, response)
         assert logged and stale_merge_counts(str(tmp_path / "root")) == 1  # the crash's gap

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from flows.demo import demo_flow
 from packs import Pack
-from packs.pack import storage_of
 from wolfie.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,7 +22,7 @@ def test_demo_flow_builds_learns_and_publishes(tmp_path):
     with Pack.open("demo", tmp_path, read_only=True) as pack:
         assert pack.count("episodes") == 24  # 12 episodes, 2 epochs
         assert pack.count("reward_events") >= 24
-        utilities = storage_of(pack)._table("memories").to_arrow()["utility"].to_pylist()
+        utilities = pack.query("items", columns=["utility"])["utility"].to_list()
         assert any(u != 0.0 for u in utilities)
     # the bundled voice note: sentence 5 (21.18-26.03 s, packs/data/media/README.md) is
     # recalled

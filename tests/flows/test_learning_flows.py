@@ -74,18 +74,14 @@ def test_recompute_equals_online_and_is_idempotent(root):
     assert first.max_utility_drift < 1e-9
     # lose the online utilities, as a crash between the log and the utilities would
     with Pack.open("journal", root) as pack:
-        online = {
-            r["id"]: r["utility"]
-            for r in storage_of(pack)._table(S.MEMORIES).to_arrow().to_pylist()
-        }
-        storage_of(pack)._table(S.MEMORIES).update(values={"utility": 0.0})
-        version = storage_of(pack)._table(S.MEMORIES).version
+        online = dict(pack.query("items", columns=["id", "utility"]).iter_rows())
+        storage_of(pack).update_where(S.MEMORIES, "true", {"utility": "0.0"})
+        version = pack.versions("items")[-1]["version"]
     repaired = recompute_utilities(pack="journal", root=root)
     assert repaired.changed == sum(1 for u in online.values() if u != 0.0)
     with Pack.open("journal", root, read_only=True) as pack:
-        table = storage_of(pack)._table(S.MEMORIES)
-        assert table.version == version + 1  # one commit: old or new, never half
-        rebuilt = {r["id"]: r["utility"] for r in table.to_arrow().to_pylist()}
+        assert pack.versions("items")[-1]["version"] == version + 1  # one commit, never half
+        rebuilt = dict(pack.query("items", columns=["id", "utility"]).iter_rows())
     assert rebuilt == pytest.approx(online)
     assert recompute_utilities(pack="journal", root=root).changed == 0
     assert "journal-utilities" in artifacts("journal-utilities")
@@ -95,12 +91,12 @@ def test_refresh_lessons_template_then_no_op(root):
     report = refresh_lessons_flow(pack="journal", root=root, writer="template")
     assert report.written == report.candidates > 0 and not report.failures
     with Pack.open("journal", root, read_only=True) as pack:
-        rows = storage_of(pack)._table(S.MEMORIES).to_arrow().to_pylist()
+        rows = pack.query("items").to_dicts()
         lessons = [r for r in rows if r["experience_summary"]]
         assert len(lessons) == report.written
         failing = [r for r in lessons if r["utility"] < -0.1]
         assert all("Avoid" in r["experience_summary"] for r in failing)
-        assert storage_of(pack)._table(S.LESSON_LOG).count_rows() == report.written
+        assert pack.count(S.LESSON_LOG) == report.written
         recall = pack.search("I missed the move, should I jump in?")
         assert "## Lessons" in recall.prompt and "[template lesson]" in recall.prompt
     assert refresh_lessons_flow(pack="journal", root=root, writer="template").candidates == 0
@@ -128,11 +124,8 @@ def test_refresh_lessons_openai_writer_against_a_local_server(root, monkeypatch)
         report = refresh_lessons_flow(pack="journal", root=root, writer="openai", limit=3)
         assert report.written == 3 and len(s.requests) == 3
     with Pack.open("journal", root, read_only=True) as pack:
-        lessons = [
-            r["experience_summary"]
-            for r in storage_of(pack)._table(S.MEMORIES).to_arrow().to_pylist()
-        ]
-    assert lessons.count("Wait for the retest before buying.") == 3
+        lessons = pack.query("items", columns=["experience_summary"])["experience_summary"]
+    assert lessons.to_list().count("Wait for the retest before buying.") == 3
 
 
 def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
@@ -148,7 +141,7 @@ def test_failing_writer_keeps_the_old_lesson_and_records_why(root, monkeypatch):
     assert report.written == 0 and set(report.failures) == set(recall.ids)
     with Pack.open("journal", root, read_only=True) as pack:
         assert {i: pack.get(i)["experience_summary"] for i in recall.ids} == before
-        log = storage_of(pack)._table(S.LESSON_LOG).to_arrow().to_pylist()
+        log = pack.query("lessons").to_dicts()
         assert sum(1 for r in log if r["status"] == "failed") == len(recall.ids)
 
 
@@ -157,7 +150,7 @@ def test_pack_health_appends_traces_and_publishes_a_chart(root):
     second = pack_health(pack="journal", root=root)
     assert first.episode_count == second.episode_count == 24  # 12 demo episodes, 2 epochs
     with Pack.open("journal", root, read_only=True) as pack:
-        assert storage_of(pack)._table(S.STATE_TRACES).count_rows() == 2
+        assert pack.count(S.STATE_TRACES) == 2
     found = artifacts("journal-health", "journal-health-chart")
     assert "data:image/png;base64," in str(found["journal-health-chart"])
     assert "hit_rate" in str(found["journal-health"])
@@ -205,7 +198,7 @@ def test_maintenance_compacts_and_builds_indexes(root):
     with Pack.open("journal", root) as pack:
         assert pack.search("I missed the move, should I jump in?").items
         # retention 0 drops every old version; optimize's own two commits may remain
-        assert len(storage_of(pack)._table(S.MEMORIES).list_versions()) <= 2
+        assert len(pack.versions("items")) <= 2
     assert report.versions_removed["memories"] >= 6
     assert maintain_pack(pack="journal", root=root, index_threshold=500).indexes_built == []
 

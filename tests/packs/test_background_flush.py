@@ -10,6 +10,7 @@ import time
 from packs import KnowledgeChunk, Pack
 from packs.pack import storage_of
 from packs.store import schemas
+from tests.support.internals import services_of
 from tests.support.packs import SeededEmbedder
 
 SETTINGS = {"log_flush_rows": 12, "log_flush_seconds": 600.0, "k1": 5, "k2": 3, "delta": -1.0}
@@ -39,8 +40,11 @@ def test_a_due_flush_runs_on_the_background_thread(tmp_path):
 def test_the_caller_flushes_when_the_background_falls_behind(tmp_path):
     with Pack.open("bg", tmp_path, embedder=SeededEmbedder(), settings=SETTINGS) as pack:
         pack.add_knowledge([KnowledgeChunk(f"rule {i}", "rules.md", i) for i in range(20)])
-        pack._svc.background._flush_if_due = lambda: None  # a background thread that never flushes
+        services = services_of(pack)
+        stalled = services.background
+        stalled._flush_if_due = lambda: None  # private: a stalled background thread is the test
+        buffer = services.flusher._buffer  # private: the bound on the flusher's buffer is the test
         for i in range(5):
             pack.recall(f"question {i}")
-            assert pack._svc.flusher._buffer.row_count() < 2 * SETTINGS["log_flush_rows"]
+            assert buffer.row_count() < 2 * SETTINGS["log_flush_rows"]
         assert storage_of(pack).count(schemas.EPISODES) >= 3  # written by the callers

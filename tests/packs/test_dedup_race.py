@@ -15,8 +15,10 @@ import polars as pl
 import pytest
 
 from packs import Pack
+from packs.near_duplicates import _fold, raise_merge_count  # private: _fold's races, the test
 from packs.pack import storage_of
 from packs.store import schemas as S
+from tests.support.packs import stored_rows
 from tests.support.remember_race import race
 
 pytestmark = pytest.mark.slow
@@ -88,13 +90,11 @@ def test_a_racer_used_before_its_fold_deletes_stays(tmp_root):
     """The other order: the use is flushed after the settler read the racer unused, but
     before its delete. The delete takes only an unused row, so the racer stays with its
     use, and no merge is left claiming it was folded."""
-    from packs.near_duplicates import _COLUMNS, _fold
-
     with Pack.open("race", tmp_root) as first:
         winner = first.remember(VARIANTS[0], "Set an alert next time").id
     loser = _racer(tmp_root, VARIANTS[1], "set an alert next time")
     with Pack.open("race", tmp_root) as user, Pack.open("race", tmp_root) as settler:
-        rows = {r["id"]: r for r in storage_of(settler).scan(S.MEMORIES, _COLUMNS).to_pylist()}
+        rows = {r["id"]: r for r in stored_rows(settler, S.MEMORIES)}
         assert rows[loser]["usage_count"] == 0  # the settler's look: unused
         user.recall("stock broke out while away from the desk", k=2)
         user.flush()
@@ -112,21 +112,21 @@ def test_a_withdrawn_merge_counted_meanwhile_is_counted_out(tmp_root, monkeypatc
     withdrawal left the count one high. The fold counts again after withdrawing."""
     from datetime import UTC, datetime
 
-    from packs import near_duplicates
-    from packs.near_duplicates import _COLUMNS, _fold
-
     with Pack.open("race", tmp_root) as first:
         winner = first.remember(VARIANTS[0], "Set an alert next time").id
     loser = _racer(tmp_root, VARIANTS[1], "set an alert next time")
-    logged = near_duplicates._log_merges
-
-    def counted_in_between(store, rows):  # another writer counts right after the log
-        logged(store, rows)
-        near_duplicates.raise_merge_count(store, winner, 0, datetime.now(UTC))
-
-    monkeypatch.setattr(near_duplicates, "_log_merges", counted_in_between)
     with Pack.open("race", tmp_root) as user, Pack.open("race", tmp_root) as settler:
-        rows = {r["id"]: r for r in storage_of(settler).scan(S.MEMORIES, _COLUMNS).to_pylist()}
+        store = storage_of(settler)
+        merge = store.merge
+
+        def counted_in_between(name, *args, **kwargs):  # another writer counts after the log
+            done = merge(name, *args, **kwargs)
+            if name == S.MERGES:
+                raise_merge_count(store, winner, 0, datetime.now(UTC))
+            return done
+
+        monkeypatch.setattr(store, "merge", counted_in_between)
+        rows = {r["id"]: r for r in stored_rows(settler, S.MEMORIES)}
         user.recall("stock broke out while away from the desk", k=2)
         user.flush()
         assert _fold(storage_of(settler), rows[winner], rows[loser]) is False

@@ -13,6 +13,7 @@ from packs import KnowledgeChunk, Pack
 from packs.errors import TransientStorageError
 from packs.pack import storage_of
 from packs.store import schemas
+from tests.support.internals import services_of
 from tests.support.packs import SeededEmbedder
 
 SETTINGS = {"log_flush_rows": 10_000, "log_flush_seconds": 600.0, "k1": 5, "k2": 3, "delta": -1.0}
@@ -80,18 +81,25 @@ def test_a_recall_during_a_flush_neither_waits_nor_loses_what_it_took(pack):
 def test_the_cache_catches_up_off_the_query_path(pack):
     """Bug: the first recall after each flush caught the cache up with the rows the flush
     rewrote (a pass over every row id, one more per filter): the other half of the tail."""
-    cache = pack._svc.recall.vectors
+    cache = services_of(pack).recall.vectors
     for i in range(5):
         pack.recall(f"rule {i}")
-    on_path = []
-    for name in ("_catch_up", "_reload"):
-        inner = getattr(cache, name)
-        setattr(cache, name, lambda *a, _n=name, _f=inner, **k: on_path.append(_n) or _f(*a, **k))
+    store = storage_of(pack)
+    scan, reads = store.scan, []
+
+    def spy(name, *args, **kwargs):  # every read of the cache's catch-up: rows by _rowid
+        if name == schemas.MEMORIES and kwargs.get("with_row_id"):
+            reads.append(name)
+        return scan(name, *args, **kwargs)
+
+    store.scan = spy  # type: ignore[method-assign]
     pack.flush()  # usage counts rewrite the used rows of memories
-    assert pack._svc.recall._landed is not None  # read by the flush's thread, waiting
-    pack.search("rule 3")
-    assert cache._version == storage_of(pack).latest_version(schemas.MEMORIES)
-    assert on_path == [] and not cache.hold  # brought in, not caught up on the query path
+    assert reads  # the flush read what it wrote, for the cache
+    reads.clear()
+    found = pack.search("rule 3").items
+    assert reads == [] and not cache.hold  # brought in, not caught up on the query path
+    used = [pack.get(item.id)["usage_count"] for item in found]
+    assert [item.usage_count for item in found] == used and any(used)  # and current
 
 
 def test_a_failed_flush_keeps_what_it_took_for_the_next(pack):

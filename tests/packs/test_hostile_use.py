@@ -12,6 +12,7 @@ import errno
 import hashlib
 import logging
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,6 @@ from hypothesis import strategies as st
 
 import packs.embeddings.base as embeddings_base
 import packs.embeddings.pack_embedder as pack_embedder
-import packs.pack as pack_module
 from packs import KnowledgeChunk, Pack, WolfieError
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.errors import (
@@ -45,7 +45,8 @@ from packs.store import schemas as S
 from packs.store.faults import storage_step
 from packs.store.filters import tag
 from packs.store.locations import PackLocation, locate
-from tests.support.packs import HashEmbedder
+from tests.support.internals import services_of
+from tests.support.packs import HashEmbedder, stored_rows
 
 ALPHA = 0.3
 # Every hit counts and nothing merges: the hash embedder's cosines mean nothing here.
@@ -79,7 +80,7 @@ def hashed(tmp_path: Path) -> Iterator[Pack]:
 
 def stored(pack: Pack, table: str) -> list[dict]:
     pack.flush()
-    return storage_of(pack)._table(table).to_arrow().to_pylist()
+    return stored_rows(pack, table)
 
 
 # --- non-finite values -----------------------------------------------------------------
@@ -90,7 +91,7 @@ def test_a_nan_embedding_is_refused_before_anything_is_buffered(hashed):
     on it, and every row acknowledged after it was never written."""
     with pytest.raises(InvalidEmbedding, match="non-finite"):
         hashed.recall("poison query")
-    assert hashed._svc.flusher.idle()
+    assert services_of(hashed).flusher.idle()
     with pytest.raises(InvalidEmbedding):
         hashed.remember("a poison intent", "a response")
     with pytest.raises(InvalidEmbedding):
@@ -211,11 +212,11 @@ def test_durable_mode_writes_every_call_at_once(tmp_path):
     with Pack.open("durable", tmp_path, embedder=HashEmbedder(), settings=settings) as pack:
         pack.remember("Chased a breakout", "Stopped out at -1R")
         episode = pack.recall("breakout").episode_id
-        assert pack._svc.flusher.idle()
+        assert services_of(pack).flusher.idle()
         pack.resolve(episode, "Waited for the retest")
-        assert pack._svc.flusher.idle()
+        assert services_of(pack).flusher.idle()
         assert pack.validate(episode, "output", hook=lambda out, ctx: "no bool").passed is None
-        assert pack._svc.flusher.idle()
+        assert services_of(pack).flusher.idle()
 
 
 @pytest.mark.parametrize(
@@ -290,19 +291,36 @@ def test_hooks_from_entry_points(hashed, tmp_path, monkeypatch):
 # --- deleted Packs ---------------------------------------------------------------------
 
 
-def test_the_exit_flush_never_recreates_a_deleted_pack(tmp_path, caplog):
+EXITING_APP = """
+import shutil, sys
+from packs import Pack
+from tests.support.packs import HashEmbedder
+
+root, settings = sys.argv[1], {settings!r}
+pack = Pack.open("doomed", root, embedder=HashEmbedder(), settings=settings)
+pack.remember("Chased a breakout", "Stopped out at -1R")
+pack.feedback(pack.recall("breakout").episode_id, 1.0)
+pack.flush()  # a long-running app: every table handle is open
+pack.feedback(pack.recall("breakout").episode_id, 1.0)
+shutil.rmtree(root + "/doomed")
+"""  # and the script ends with the Pack open: the interpreter's exit flushes it
+
+
+def test_the_exit_flush_never_recreates_a_deleted_pack(tmp_path):
     """Bug: a Pack whose folder was deleted while rows were buffered was half recreated
     by the at-exit flush (log tables without pack_meta): a broken Pack."""
-    pack = Pack.open("doomed", tmp_path, embedder=HashEmbedder(), settings=OPEN)
-    pack.remember("Chased a breakout", "Stopped out at -1R")
-    pack.feedback(pack.recall("breakout").episode_id, 1.0)
-    pack.flush()  # a long-running app: every table handle is open
-    pack.feedback(pack.recall("breakout").episode_id, 1.0)
-    shutil.rmtree(tmp_path / "doomed")
-    with caplog.at_level(logging.ERROR):
-        pack_module._close_open_packs()
+    script = EXITING_APP.format(settings=OPEN)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
     assert not (tmp_path / "doomed").exists()
-    assert "doomed" in caplog.text and "deleted" in caplog.text
+    assert "doomed" in done.stderr and "deleted" in done.stderr
     with pytest.raises(PackNotFound):
         Pack.open("doomed", tmp_path, create=False)
 
@@ -479,7 +497,7 @@ def test_a_password_in_the_root_url_is_redacted():
 def test_the_seen_idempotency_keys_are_bounded(hashed):
     """Bug: every feedback call added its key to an in-memory set that never shrank
     (50,000 entries after 50,000 calls). Evicted keys are still found in the log."""
-    keys = hashed._svc.rewards.keys
+    keys = services_of(hashed).rewards.keys
     keys.bound = 50
     episode = hashed.recall("breakout").episode_id
     for i in range(200):

@@ -11,7 +11,6 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.maturity import compute_maturity
-from packs.pack import storage_of
 
 
 def test_signals_by_hand():
@@ -63,5 +62,5 @@ def test_pack_warms_up_from_cold(tmp_path):
         assert stages[1].stage == "warming"
         assert stages[-1].stage == "warm", stages[-1]
         assert stages[-1].episode_count == 300 and stages[-1].feedback_density == 1.0
-        traces = storage_of(pack)._table("state_traces").to_arrow().to_pylist()
+        traces = pack.query("traces").to_dicts()
         assert [t["stage"] for t in traces] == [s.stage for s in stages]

@@ -8,13 +8,7 @@ from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidSettings, PackNotFound, ReadOnlyPack, SchemaVersionError
 from packs.pack import storage_of
 from packs.store import schemas as S
-
-
-def rows(pack, table, where=None):
-    query = storage_of(pack)._table(table).search()
-    if where:
-        query = query.where(where)
-    return query.limit(100_000).to_list()
+from tests.support.packs import stored_rows
 
 
 def test_remember_creates_then_merges_a_near_duplicate(pack):
@@ -82,10 +76,10 @@ def test_recall_returns_ranked_items_and_prompt(trading_pack):
 def test_recall_logs_episode_and_candidates(trading_pack):
     recall = trading_pack.recall("I missed the breakout, should I buy now?")
     trading_pack.flush()
-    (episode,) = rows(trading_pack, S.EPISODES, f"id = '{recall.episode_id}'")
+    (episode,) = stored_rows(trading_pack, S.EPISODES, f"id = '{recall.episode_id}'")
     assert episode["injected_ids"] == recall.ids
     assert len(episode["query_embedding"]) == 384
-    logged = rows(trading_pack, S.RETRIEVAL_LOG, f"episode_id = '{recall.episode_id}'")
+    logged = stored_rows(trading_pack, S.RETRIEVAL_LOG, f"episode_id = '{recall.episode_id}'")
     assert len(logged) == recall.candidate_count
     assert sorted(r["item_id"] for r in logged if r["injected"]) == sorted(recall.ids)
     top = min((r for r in logged if r["injected"]), key=lambda r: r["final_rank"])
@@ -109,7 +103,7 @@ def test_feedback_moves_every_injected_utility_by_ema(trading_pack):
             row = trading_pack.get(memory_id)
             assert row["utility"] == pytest.approx(-0.09)
             assert row["reward_count"] == 2 and row["usage_count"] == 1
-    events = rows(trading_pack, S.REWARD_EVENTS)
+    events = stored_rows(trading_pack, S.REWARD_EVENTS)
     assert len(events) == 2 * len(recall.ids)
     assert {e["source"] for e in events} == {"explicit"}
     assert sorted(e["q_after"] for e in events)[0] == pytest.approx(-0.09)
@@ -121,7 +115,7 @@ def test_feedback_idempotency_key_applies_once(trading_pack):
     trading_pack.flush()
     again = trading_pack.feedback(recall.episode_id, 1.0, idempotency_key="ticket-42")
     assert not first.duplicate and again.duplicate and again.applied == 0
-    assert len(rows(trading_pack, S.REWARD_EVENTS)) == len(recall.ids)
+    assert len(stored_rows(trading_pack, S.REWARD_EVENTS)) == len(recall.ids)
 
 
 def test_feedback_reaches_an_episode_from_an_earlier_session(tmp_path):

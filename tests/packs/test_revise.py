@@ -25,6 +25,7 @@ from packs.errors import (
 from packs.records import MemoryVersion
 from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
+from tests.support.internals import services_of
 from tests.support.old_packs import cut_back
 from tests.support.packs import table_versions
 
@@ -82,7 +83,7 @@ def test_revise_changes_in_place_and_re_embeds_what_changed(tmp_root):
         assert hit.id == made and hit.similarity == pytest.approx(1.0, abs=1e-5)
         vectors = pack.query("memories", where={"id": made}, columns=["response_embedding"])
         stored = np.asarray(vectors["response_embedding"][0], dtype=np.float32)
-        expected = pack._svc.embedder.embed([NEW])[0]
+        expected = services_of(pack).embedder.embed([NEW])[0]
         assert float(stored @ expected) == pytest.approx(1.0, abs=1e-5)
         assert pack.search(INTENT, k=2).items[0].similarity < 0.95  # the old intent is gone
         assert pack.get(other)["response_summary"] == "Pizza, no anchovies."

@@ -21,9 +21,9 @@ import packs.rewards.service as reward_service
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidFilter, InvalidInput, UnwritableRows, WolfieError
 from packs.hooks import register_hook, unregister_hook
-from packs.pack import storage_of
 from packs.store import schemas as S
-from tests.support.packs import SeededEmbedder
+from tests.support.internals import services_of
+from tests.support.packs import SeededEmbedder, stored_rows
 
 BAD = "caf\udce9"  # b"caf\xe9" decoded from argv with surrogateescape
 OPEN = {"delta": -1.0, "k1": 10, "k2": 2, "dedup_threshold": 1.0}
@@ -46,7 +46,7 @@ def pack(tmp_path: Path) -> Iterator[Pack]:
 
 def stored(pack: Pack, table: str) -> list[dict[str, Any]]:
     pack.flush()
-    return storage_of(pack)._table(table).to_arrow().to_pylist()
+    return stored_rows(pack, table)
 
 
 CALLS: dict[str, Callable[[Pack, str], Any]] = {
@@ -82,7 +82,7 @@ def test_a_lone_surrogate_is_refused_before_anything_is_buffered(pack: Pack, cal
     with pytest.raises((InvalidInput, InvalidFilter), match="surrogate") as raised:
         CALLS[call](pack, episode)
     assert isinstance(raised.value, WolfieError)
-    assert pack._svc.flusher.idle()  # nothing was buffered
+    assert services_of(pack).flusher.idle()  # nothing was buffered
     assert pack.count() == 2 and pack.count(kind="knowledge") == 0
     pack.feedback(episode, 1.0)  # and the Pack goes on
     pack.close()

@@ -97,31 +97,32 @@ class Trap:
         self.plan = plan
         self.counts: Counter[str] = Counter()
         self.phase = ["setup"]  # the workload's own phase, outside Prefect tasks
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Trap]:
         from packs.ingest.checkpoints import CheckpointStore
         from packs.store.gateway import PackStore
 
-        originals = [
-            (CheckpointStore, "put_bytes"),
-            (CheckpointStore, "put_file"),
-            (PackStore, "_commit"),
+        # Every commit of a Pack, whatever the write, goes through PackStore's one seam.
+        commit = PackStore._commit  # private: the seam where a kill splits a Pack's writes
+        saved = [
+            (CheckpointStore, "put_bytes", CheckpointStore.put_bytes),
+            (CheckpointStore, "put_file", CheckpointStore.put_file),
+            (PackStore, "_commit", commit),
         ]
-        saved = [(owner, name, getattr(owner, name)) for owner, name in originals]
         for owner, name, real in saved:
-            setattr(owner, name, self._wrap(real, f"{owner.__name__}.{name}"))
+            setattr(owner, name, self.wrapped(real, f"{owner.__name__}.{name}"))
         try:
             yield self
         finally:
             for owner, name, real in saved:
                 setattr(owner, name, real)
 
-    def _wrap(self, real: Callable[..., Any], what: str) -> Callable[..., Any]:
+    def wrapped(self, real: Callable[..., Any], what: str) -> Callable[..., Any]:
         def write(*args: Any, **kwargs: Any) -> Any:
             step = _current_step(self.phase)
-            with self._lock:
+            with self.lock:
                 self.counts[step] += 1
                 nth = self.counts[step]
             plan = self.plan
@@ -173,13 +174,14 @@ def run_learning(plan: KillPlan, trap: Trap) -> None:
     with a key already logged is skipped, and the flows rebuild from the logs.
     """
     from packs import Pack
+    from tests.support.internals import services_of
 
     trap.phase[0] = "remember"
     with Pack.open(plan.pack, plan.root) as pack:
         # Flushes on this thread: a step's write count is then the same in every run (a
         # flush on the background thread no longer holds the caller back, issue 31, so
         # how many commits a burst of ratings takes would vary with the timing).
-        pack._svc.background.stop()
+        services_of(pack).background.stop()
         for intent, response in NEW_MEMORIES:
             pack.remember(intent, response)
         trap.phase[0] = "feedback"

@@ -18,8 +18,8 @@ from typing import Any
 
 from packs import KnowledgeChunk, Pack, Recall
 from packs.errors import PackNotFound, ReadOnlyPack
-from packs.pack import storage_of
 from packs.store import schemas as S
+from tests.support.packs import stored_rows
 
 ALPHA = 0.3  # PackSettings.alpha default (MemRL)
 Q_AFTER_WIN = 0.0 + ALPHA * (1.0 - 0.0)  # 0.3
@@ -253,7 +253,7 @@ def check_utility_movement(target: PackTarget) -> str:
 
 
 def _table_rows(pack: Pack, table: str, column: str, value: str) -> list[dict[str, Any]]:
-    return [r for r in storage_of(pack)._table(table).to_arrow().to_pylist() if r[column] == value]
+    return [r for r in stored_rows(pack, table) if r[column] == value]
 
 
 def check_logged_episode(target: PackTarget) -> str:

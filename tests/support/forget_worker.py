@@ -27,10 +27,11 @@ def recall_loop(
 ) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from packs import Pack
+    from tests.support.internals import services_of
 
     try:
         with Pack.open("erase", root, storage_options=options) as pack:
-            learning: Any = pack._svc.learning  # what the handle holds in memory
+            learning: Any = services_of(pack).learning  # what the handle holds in memory
             start = time.monotonic()
             while not stop.is_set():
                 found = pack.recall(query, scope=scope)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
 
@@ -14,12 +15,17 @@ from packs.store.schemas import all_schemas
 
 def table_versions(pack: Pack) -> dict[str, tuple[int, int]]:
     """(version, rows) of every table: equal before and after means nothing was written."""
-    out = {}
+    store, out = storage_of(pack), {}
     for name in all_schemas(pack.embedding.dim):
-        table = storage_of(pack)._table(name)
-        table.checkout_latest()
-        out[name] = (table.version, table.count_rows())
+        out[name] = (store.latest_version(name), store.count(name))
     return out
+
+
+def stored_rows(pack: Pack, table: str, where: str | None = None) -> list[dict[str, Any]]:
+    """Every column (vectors too) of the rows of ``table`` stored now (matching ``where``):
+    what a flush wrote, read through the storage gateway's public reads."""
+    store = storage_of(pack)
+    return store.scan(table, store.schema(table).names, where).to_pylist()
 
 
 class HashEmbedder(EmbeddingProvider):

@@ -68,12 +68,12 @@ class PrefectApi:
         self.client = httpx.Client(base_url=api, timeout=30)
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
-        return self._call("POST", path, body)
+        return self.call("POST", path, body)
 
     def get(self, path: str) -> Any:
-        return self._call("GET", path, None)
+        return self.call("GET", path, None)
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None, tries: int = 6) -> Any:
+    def call(self, method: str, path: str, body: dict[str, Any] | None, tries: int = 6) -> Any:
         """One API call; a 503 (SQLite busy under a loaded server) is retried, bounded."""
         for attempt in range(tries):
             response = self.client.request(method, path, json=body)

@@ -27,64 +27,64 @@ class FlakyProxy:
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
         self.refused = 0
-        self._up = threading.Event()
-        self._up.set()
-        self._outage_s: float | None = None
-        self._open: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = int(self._listener.getsockname()[1])
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.serving = threading.Event()
+        self.serving.set()
+        self.outage_s: float | None = None
+        self.open_sockets: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        threading.Thread(target=self.accept_loop, daemon=True).start()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def down(self) -> None:
-        self._up.clear()
-        with self._lock:
-            for sock in list(self._open):
+        self.serving.clear()
+        with self.lock:
+            for sock in list(self.open_sockets):
                 _reset(sock)
-            self._open.clear()
+            self.open_sockets.clear()
 
     def up(self) -> None:
-        self._up.set()
+        self.serving.set()
 
     def outage(self, seconds: float) -> None:
         """Go down now; come back ``seconds`` after the first connection is refused."""
-        self._outage_s = seconds
+        self.outage_s = seconds
         self.down()
 
     def close(self) -> None:
         self.down()
-        self._listener.close()
+        self.listener.close()
 
-    def _accept(self) -> None:
+    def accept_loop(self) -> None:
         while True:
             try:
-                client, _ = self._listener.accept()
+                client, _ = self.listener.accept()
             except OSError:
                 return  # closed
-            if not self._up.is_set():
+            if not self.serving.is_set():
                 self.refused += 1
                 _reset(client)
-                if self._outage_s is not None:
-                    timer = threading.Timer(self._outage_s, self.up)
+                if self.outage_s is not None:
+                    timer = threading.Timer(self.outage_s, self.up)
                     timer.daemon = True
                     timer.start()
-                    self._outage_s = None
+                    self.outage_s = None
                 continue
             try:
                 server = socket.create_connection(self.upstream, timeout=5)
             except OSError:
                 _reset(client)
                 continue
-            with self._lock:
-                self._open.update((client, server))
+            with self.lock:
+                self.open_sockets.update((client, server))
             for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def pump(self, src: socket.socket, dst: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while data := src.recv(65536):
                 dst.sendall(data)
@@ -143,14 +143,14 @@ class FaultyHttpProxy:
         self.upstream = upstream
         self.requests: Counter[str] = Counter()  # forwarded, by method
         self.injected: Counter[int] = Counter()  # answered with an error, by status
-        self._fault: Fault | None = None
-        self._lock = threading.Lock()
+        self.fault: Fault | None = None
+        self.lock = threading.Lock()
         handler = type("Handler", (_ProxyHandler,), {"proxy": self})
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.port = int(self.server.server_address[1])
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
 
     @property
     def url(self) -> str:
@@ -167,27 +167,27 @@ class FaultyHttpProxy:
         """Answer ``status`` to the next ``count`` requests, or for ``seconds`` from now,
         or (neither given) until :meth:`heal`."""
         until = None if seconds is None else time.monotonic() + seconds
-        with self._lock:
-            self._fault = Fault(status, count, until, writes_only)
+        with self.lock:
+            self.fault = Fault(status, count, until, writes_only)
 
     def deny_writes(self) -> None:
         """403 AccessDenied to every PUT, POST and DELETE: read-only credentials."""
         self.fail(403, writes_only=True)
 
     def heal(self) -> None:
-        with self._lock:
-            self._fault = None
+        with self.lock:
+            self.fault = None
 
     def writes(self) -> int:
         return sum(n for method, n in self.requests.items() if method in WRITE_METHODS)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.server.shutdown()
+        self.server.server_close()
 
-    def _injects(self, method: str) -> int | None:
-        with self._lock:
-            fault = self._fault
+    def injects(self, method: str) -> int | None:
+        with self.lock:
+            fault = self.fault
             if fault is None or not fault.applies(method):
                 return None
             if fault.count is not None:
@@ -203,7 +203,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def _body(self) -> bytes:
+    def read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             parts = []
             while size := int(self.rfile.readline().split(b";")[0], 16):
@@ -213,12 +213,12 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
             return b"".join(parts)
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-    def _handle(self) -> None:
-        body = self._body()
-        status = self.proxy._injects(self.command)
+    def forward(self) -> None:
+        body = self.read_body()
+        status = self.proxy.injects(self.command)
         if status is not None:
             code = _S3_CODES.get(status, "Error")
-            self._reply(
+            self.reply(
                 status,
                 {"Content-Type": "application/xml"},
                 f"<Error><Code>{code}</Code><Message>injected by the test proxy"
@@ -235,11 +235,11 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
             kept = {k: v for k, v in response.getheaders() if k.lower() not in _HOP_BY_HOP}
         finally:
             upstream.close()
-        with self.proxy._lock:
+        with self.proxy.lock:
             self.proxy.requests[self.command] += 1
-        self._reply(response.status, kept, data, head=self.command == "HEAD")
+        self.reply(response.status, kept, data, head=self.command == "HEAD")
 
-    def _reply(self, status: int, headers: dict[str, str], data: bytes, head: bool = False) -> None:
+    def reply(self, status: int, headers: dict[str, str], data: bytes, head: bool = False) -> None:
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() != "content-length":
@@ -250,7 +250,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(data)
 
-    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
 
 
 @contextlib.contextmanager

@@ -127,6 +127,7 @@ def _stop(server: ThreadedMotoServer, timeout: float = STOP_TIMEOUT_S) -> None:
     stopper = threading.Thread(target=server.stop, name="moto-stop", daemon=True)
     stopper.start()
     stopper.join(timeout)
-    wsgi = getattr(server, "_server", None)  # stop() leaves the listening socket open
+    # stop() leaves the listening socket open, and moto names no public way to close it
+    wsgi = getattr(server, "_server", None)  # private: moto's socket, closed here
     if wsgi is not None and not stopper.is_alive():
         wsgi.server_close()

@@ -32,9 +32,9 @@ class RawServer:
             stderr=subprocess.DEVNULL,
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self.read_lines, daemon=True).start()
 
-    def _read(self) -> None:
+    def read_lines(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.lines.put(line)

@@ -259,7 +259,7 @@ def _make_handler(state: EmbeddingServerState) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             if self.path != "/v1/embeddings":
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with state.lock:
@@ -268,13 +268,13 @@ def _make_handler(state: EmbeddingServerState) -> type[BaseHTTPRequestHandler]:
                 )
                 failure = state.failures.pop(0) if state.failures else None
             if failure is not None:
-                self._send(failure, {"error": {"message": f"scripted {failure}"}})
+                self.send_json(failure, {"error": {"message": f"scripted {failure}"}})
             elif state.body_override is not None:
-                self._send_raw(200, state.body_override)
+                self.send_raw(200, state.body_override)
             else:
-                self._send(200, self._embeddings(payload))
+                self.send_json(200, self.embeddings_for(payload))
 
-        def _embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
+        def embeddings_for(self, payload: dict[str, Any]) -> dict[str, Any]:
             vectors = state.embedder.embed(payload["input"])
             if state.dim_override is not None:
                 vectors = vectors[:, : state.dim_override]
@@ -288,10 +288,10 @@ def _make_handler(state: EmbeddingServerState) -> type[BaseHTTPRequestHandler]:
                 data.reverse()
             return {"object": "list", "data": data, "model": payload["model"]}
 
-        def _send(self, status: int, body: dict[str, Any]) -> None:
-            self._send_raw(status, json.dumps(body).encode())
+        def send_json(self, status: int, body: dict[str, Any]) -> None:
+            self.send_raw(status, json.dumps(body).encode())
 
-        def _send_raw(self, status: int, raw: bytes) -> None:
+        def send_raw(self, status: int, raw: bytes) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))

@@ -15,6 +15,7 @@ from packs.learning.context import ContextIndex, distinct_queries
 from packs.learning.kernel import contextual_utility
 from packs.learning.strategies import PRIORS
 from packs.settings import ContextSettings
+from tests.support.internals import services_of
 
 RULE = ContextSettings()  # the shipped defaults (docs/settings.md)
 
@@ -87,10 +88,11 @@ def test_index_is_bounded_per_memory_and_in_memories():
     index = ContextIndex(3, RULE.replace(history=4), max_memories=2)
     for i in range(10):
         index.add("m1", unit(1, i, 0), -1.0)
-    assert index._items["m1"].rewards.shape == (4,)
+    kept = index.evidence("m1")
+    assert kept is not None and kept[1].shape == (4,)  # the rewards kept
     index.add("m2", unit(0, 1, 0), 1.0)
     index.add("m3", unit(0, 0, 1), 1.0)
-    assert len(index) == 2 and "m1" not in index._items  # least recently touched dropped
+    assert len(index) == 2 and index.evidence("m1") is None  # least recently touched dropped
 
 
 def test_a_broad_never_helped_memory_carries_its_negative_q_to_new_queries():
@@ -195,8 +197,8 @@ def test_a_settings_change_reaches_the_history_bound(tmp_path):
         for _ in range(4):
             recall = pack.recall(TIMEOUT_Q)
             pack.feedback(recall.episode_id or "", 1.0)
-        kept = pack._svc.learning.context._items[recall.ids[0]]
-        assert kept.rewards.shape == (2,)
+        kept = services_of(pack).learning.context.evidence(recall.ids[0])
+        assert kept is not None and kept[1].shape == (2,)  # the rewards kept
 
 
 def test_confidence_counts_only_as_far_as_the_evidence_is_near_the_query():

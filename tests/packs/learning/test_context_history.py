@@ -10,6 +10,7 @@ from packs.learning.context import ContextIndex, history_entry
 from packs.learning.kernel import contextual_utility
 from packs.pack import storage_of
 from packs.settings import ContextSettings
+from tests.support.internals import services_of
 
 DIM = 4
 
@@ -84,10 +85,11 @@ def test_reload_keeps_the_most_recently_rewarded_memories(tmp_root):
             ids[query] = found.ids[0]
             pack.feedback(found.episode_id, 1.0)
     with Pack.open("ctx", str(tmp_root)) as pack:
-        index = pack._svc.learning.context
+        learning = services_of(pack).learning
+        index = learning.context
         index.max_memories = 2
-        pack._svc.learning.sync()
-        kept = {m for m in ids.values() if m in index._items}
+        learning.sync()
+        kept = {m for m in ids.values() if index.evidence(m) is not None}
         assert ids["restart the worker"] in kept  # rewarded last: kept
         assert ids["rotate the logs"] not in kept  # rewarded longest ago: evicted
 

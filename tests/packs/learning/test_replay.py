@@ -97,8 +97,8 @@ def test_rebuild_repairs_utilities_lost_after_the_log(trading_pack, tmp_path):
     recall = trading_pack.recall("breakout")
     trading_pack.feedback(recall.episode_id, 1.0)
     trading_pack.flush()
-    table = storage_of(trading_pack)._table("memories")
-    table.update(values={"utility": 0.0, "confidence": 0.0, "reward_count": 0})
+    lost = {"utility": "0.0", "confidence": "0.0", "reward_count": "0"}
+    storage_of(trading_pack).update_where("memories", "true", lost)
     report = trading_pack.rebuild_utilities()
     assert report.changed == len(recall.ids) and report.max_utility_drift == pytest.approx(0.3)
     with Pack.open("test", tmp_path) as pack:

@@ -15,10 +15,8 @@ from packs.lessons.writers import (
     TemplateLessonWriter,
     redact_url_credentials,
 )
-from packs.pack import storage_of
 from packs.recall.prompt import render_prompt
 from packs.records import RecalledItem
-from packs.store import schemas as S
 from tests.support.json_server import Reply, chat_reply, json_server
 
 PASSWORD = "pw-SECRET-91c4e7"
@@ -104,7 +102,7 @@ def test_url_password_never_in_errors_or_lesson_log(tmp_root):
             recall = pack.recall("Missed the breakout")
             pack.feedback(recall.episode_id, -1.0)
             report = refresh_lessons(pack, writer, None)
-            log = storage_of(pack)._table(S.LESSON_LOG).to_arrow().to_pylist()
+            log = pack.query("lessons").to_dicts()
         sent = s.requests[0]["headers"]["authorization"]
     assert "HTTP 400" in error and PASSWORD not in error and PASSWORD not in repr(writer)
     assert report.failures and all(PASSWORD not in why for why in report.failures.values())

@@ -16,6 +16,7 @@ from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidSettings
 from packs.recall.spread import distances, inhibited_order, neighbour_ids, spread
 from packs.store.rows import knowledge_id
+from tests.support.internals import without_vector_cache
 from tests.support.packs import SeededEmbedder
 
 QUESTION = "Melanie: what did you do on Saturday?"
@@ -53,7 +54,7 @@ def test_the_reply_next_to_a_matched_turn_is_recalled_through_its_neighbour(root
         if cached:
             pack.search("warm the cache")  # the first search is left to LanceDB
         else:
-            pack._svc.recall.vectors.max_rows = 0  # the cache stands aside
+            without_vector_cache(pack)  # the cache stands aside
         found = _texts(pack.search(QUERY, k=3))
         assert QUESTION in found and REPLY in found
         # a filter binds the neighbours too: the reply is Caroline's

@@ -16,6 +16,7 @@ from packs import KnowledgeChunk, Pack
 from packs.pack import storage_of
 from packs.recall.lexical import LexicalIndex
 from packs.recall.ranking import RankWeights, blended_relevance, fused_relevance
+from tests.support.internals import without_vector_cache
 from tests.support.packs import SeededEmbedder
 
 NEEDLE = "Melanie signed up for a pottery class on Saturday"
@@ -49,7 +50,7 @@ def test_a_row_found_only_by_its_words_is_recalled_on_both_paths(root, cached):
         if cached:
             pack.search("warm the cache")  # the first search is left to LanceDB
         else:
-            pack._svc.recall.vectors.max_rows = 0  # the cache stands aside
+            without_vector_cache(pack)  # the cache stands aside
         found = pack.search("When did Melanie start pottery?", k=3)
         assert _texts(found)[0] == NEEDLE
         assert found.items[0].lexical > 0
@@ -65,7 +66,7 @@ def test_scopes_and_filters_bind_the_lexical_side(root, cached):
         if cached:
             pack.search("warm the cache")
         else:
-            pack._svc.recall.vectors.max_rows = 0
+            without_vector_cache(pack)
         query = "LGBTQ support group"
         assert "Caroline asked about the LGBTQ support group" in _texts(
             pack.search(query, scope="alice")
@@ -81,7 +82,7 @@ def test_a_new_row_is_found_by_its_words_at_once_by_another_handle(root, cached)
         if cached:
             reader.search("warm the cache")
         else:
-            reader._svc.recall.vectors.max_rows = 0
+            without_vector_cache(reader)
         assert not any("zeppelin" in t for t in _texts(reader.search("zeppelin museum")))
         writer.add_knowledge([KnowledgeChunk("The zeppelin museum trip was in June", "chat", 900)])
         assert _texts(reader.search("zeppelin museum"))[0] == "The zeppelin museum trip was in June"
@@ -91,14 +92,14 @@ def test_a_pack_made_before_the_text_index_gets_it_when_opened_writable(root):
     from packs.store.fulltext import has_text_index
 
     with _open(root) as pack:
-        storage_of(pack)._table("memories").drop_index("intent_text_idx")  # as made before it
+        storage_of(pack).drop_index("memories", "intent_text_idx")  # as made before it
     with Pack.open("hybrid", root, read_only=True, embedder=SeededEmbedder(16)) as pack:  # type: ignore[arg-type]
         assert not has_text_index(storage_of(pack))
-        pack._svc.recall.vectors.max_rows = 0
+        without_vector_cache(pack)
         assert pack.search("pottery").items is not None  # cosine alone, no error
     with _open(root) as pack:
         assert has_text_index(storage_of(pack))
-        pack._svc.recall.vectors.max_rows = 0
+        without_vector_cache(pack)
         assert _texts(pack.search("When did Melanie start pottery?"))[0] == NEEDLE
 
 

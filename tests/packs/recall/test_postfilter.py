@@ -16,6 +16,7 @@ from packs.recall.candidates import RecallQuery
 from packs.store import maintenance, schemas
 from packs.store.scopes import visible_clause
 from packs.upkeep import maintain
+from tests.support.internals import services_of, without_vector_cache
 from tests.support.packs import SeededEmbedder
 
 DIM = 16
@@ -26,7 +27,7 @@ K1 = 10
 def pack(tmp_path):
     settings = {"delta": -1.0, "k1": K1, "k2": K1}
     with Pack.open("post", tmp_path, embedder=SeededEmbedder(DIM), settings=settings) as handle:  # type: ignore[arg-type]
-        handle._svc.recall.vectors.max_rows = 0  # the cache stands aside
+        without_vector_cache(handle)  # the cache stands aside
         handle.add_knowledge([KnowledgeChunk(f"common {i}", "common.md", i) for i in range(300)])
         handle.add_knowledge([KnowledgeChunk(f"rare {i}", "rare.md", i) for i in range(3)])
         yield handle
@@ -53,13 +54,13 @@ def test_candidates_are_the_nearest_rows_that_pass_both_ways(pack, query, monkey
     vector = SeededEmbedder(DIM).embed([query])[0]
     visible = visible_clause(None)
     found = phases.phase_a(
-        storage_of(pack), RecallQuery(vector, K1, -1.0, visible), pack._svc.recall.vectors
+        storage_of(pack), RecallQuery(vector, K1, -1.0, visible), services_of(pack).recall.vectors
     )
     assert found.ids == exact(pack, vector, visible) and calls == [False]  # filtered after
     calls.clear()
     rare = f"{visible} AND source = 'rare.md'"
     found = phases.phase_a(
-        storage_of(pack), RecallQuery(vector, K1, -1.0, rare), pack._svc.recall.vectors
+        storage_of(pack), RecallQuery(vector, K1, -1.0, rare), services_of(pack).recall.vectors
     )
     assert found.ids == exact(pack, vector, rare) and calls == [False, True]  # too few: before
 
@@ -83,7 +84,7 @@ def scoped(tmp_path, monkeypatch):
     monkeypatch.setattr(maintenance, "ROWS_PER_PARTITION", 30)
     settings = {"delta": -1.0, "k1": K1, "k2": K1}
     with Pack.open("scoped", tmp_path, embedder=SeededEmbedder(DIM), settings=settings) as handle:  # type: ignore[arg-type]
-        handle._svc.recall.vectors.max_rows = 0  # the cache stands aside
+        without_vector_cache(handle)  # the cache stands aside
         chunks = [
             KnowledgeChunk(f"note {i}", "notes.md", i, metadata={"scope": f"u{i % SCOPES}"})
             for i in range(1_500)

@@ -16,6 +16,7 @@ from packs.store import schemas
 from packs.store.lifecycle import EXPIRES
 from packs.store.scopes import visible_clause
 from packs.upkeep import maintain
+from tests.support.internals import services_of, without_vector_cache
 from tests.support.packs import SeededEmbedder
 
 DIM = 16
@@ -30,7 +31,7 @@ def pack(tmp_path):
     index), with the Pack's own cache standing aside as above MAX_CACHED_ROWS."""
     settings = {"delta": -1.0, "k1": K1, "k2": K1}
     with Pack.open("scopes", tmp_path, embedder=SeededEmbedder(DIM), settings=settings) as handle:  # type: ignore[arg-type]
-        handle._svc.recall.vectors.max_rows = 0
+        without_vector_cache(handle)
         handle.add_knowledge(
             KnowledgeChunk(f"note {i}", "notes.md", i, metadata={"scope": f"u{i % SCOPES}"})
             for i in range(1_500)
@@ -50,7 +51,7 @@ def truth(pack: Pack, query: str, scope: str) -> set[str]:
 
 
 def test_a_scope_is_searched_exactly_in_memory_and_kept_current(pack):
-    caches = pack._svc.recall.scopes
+    caches = services_of(pack).recall.scopes
     for i in range(10):
         query = f"question {i}"
         assert set(pack.search(query, k=K1, scope="u3").ids) == truth(pack, query, "u3")
@@ -74,7 +75,7 @@ def test_scopes_are_dropped_least_recently_used_and_large_ones_left_to_lancedb(p
     pack.search("warm up")  # a new handle's first search is LanceDB's (the deferred load)
     for scope in ("u1", "u2", "u3"):
         pack.search("question", k=K1, scope=scope)
-    caches = pack._svc.recall.scopes._caches
+    caches = services_of(pack).recall.scopes._caches  # private: their LRU order is the test
     assert list(caches) == [visible_clause("u2"), visible_clause("u3")]
     monkeypatch.setattr(scope_cache, "SCOPE_ROWS", 60)  # u5's 70 rows are too many
     assert set(pack.search("question 5", k=K1, scope="u5").ids) == truth(pack, "question 5", "u5")

@@ -28,13 +28,13 @@ class Lookup:
     contextual = True
 
     def __init__(self, utility: dict[str, float], share: dict[str, float]) -> None:
-        self._u, self._s = utility, share
+        self.utilities, self.shares = utility, share
 
     def learned(self, memory_id: str, stored: LearnedState) -> tuple[LearnedState, int]:
         return stored, 0
 
     def assess(self, memory_id: str, global_q: float) -> tuple[float, float]:
-        return self._u[memory_id], self._s[memory_id]
+        return self.utilities[memory_id], self.shares[memory_id]
 
 
 def _pool(sim: list[float], lex: list[float], keys: list[float], rewarded: list[bool]):

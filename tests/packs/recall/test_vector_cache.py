@@ -19,6 +19,7 @@ from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
 from packs.store.scopes import visible_clause
+from tests.support.internals import services_of
 from tests.support.packs import SeededEmbedder
 
 DIM = 32
@@ -53,9 +54,8 @@ def test_on_s3_rows_written_by_another_handle_are_found_at_once(s3):
 def pack(tmp_root):
     with open_pack(tmp_root) as handle:
         handle.add_knowledge(chunks(600, "a.md") + chunks(600, "b.md"))
-        handle._svc.recall.vectors.defer = (
-            0  # the cache from the first search (deferral has its test)
-        )
+        cache = services_of(handle).recall.vectors
+        cache.defer = 0  # the cache from the first search (deferral has its test)
         yield handle
 
 
@@ -71,7 +71,7 @@ def exact(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], 
 def cached(pack: Pack, text: str, clause: str | None = None) -> tuple[list[str], np.ndarray]:
     """The cache's own top-k1 (no LanceDB fallback can hide a stale entry)."""
     vector = SeededEmbedder().embed([text])[0]
-    cache, store = pack._svc.recall.vectors, storage_of(pack)
+    cache, store = services_of(pack).recall.vectors, storage_of(pack)
     cache.defer = 0
     assert cache.sync(store, schemas.MEMORIES, CANDIDATE_COLUMNS)
     mask = cache.allowed(store, schemas.MEMORIES, clause) if clause else None
@@ -90,7 +90,7 @@ def test_cache_equals_lancedb_exact_search(pack):
         ref_ids, ref_similarity = exact(pack, query)
         assert ids == ref_ids
         assert similarity == pytest.approx(ref_similarity, abs=1e-5)
-    assert pack._svc.recall.vectors.rows == 1200
+    assert services_of(pack).recall.vectors.rows == 1200
 
 
 def test_candidate_columns_are_the_rows_own(pack):
@@ -137,13 +137,11 @@ def test_vector_rewritten_elsewhere_is_not_served_stale(pack, tmp_root):
 def test_deleted_rows_are_not_returned(pack, tmp_root):
     assert pack.search("chunk 8 of a.md").items[0].text == "chunk 8 of a.md"
     with open_pack(tmp_root) as other:
-        storage_of(other)._table(schemas.MEMORIES).delete(
-            "source = 'a.md' AND source_position < 300"
-        )
+        storage_of(other).delete(schemas.MEMORIES, "source = 'a.md' AND source_position < 300")
     texts = [i.text for i in pack.search("chunk 8 of a.md", k=10).items]
     assert "chunk 8 of a.md" not in texts
     assert cached(pack, "chunk 8 of a.md")[0] == exact(pack, "chunk 8 of a.md")[0]
-    assert pack._svc.recall.vectors.rows == 900
+    assert services_of(pack).recall.vectors.rows == 900
 
 
 def test_compaction_and_own_flushes_keep_results_exact(pack):
@@ -154,7 +152,7 @@ def test_compaction_and_own_flushes_keep_results_exact(pack):
     storage_of(pack).optimize(schemas.MEMORIES)
     for i in range(10):
         assert cached(pack, f"question {i}")[0] == exact(pack, f"question {i}")[0]
-    assert pack._svc.recall.vectors.rows == 1200
+    assert services_of(pack).recall.vectors.rows == 1200
 
 
 def test_many_rows_moved_elsewhere_are_squeezed_out(pack, tmp_root):
@@ -167,8 +165,8 @@ def test_many_rows_moved_elsewhere_are_squeezed_out(pack, tmp_root):
     for text in ("chunk 40 of a.md", "chunk 300 of b.md", "chunk 599 of b.md"):
         assert cached(pack, text)[0] == exact(pack, text)[0]
         assert cached(pack, text, clause)[0] == exact(pack, text, clause)[0]
-    cache = pack._svc.recall.vectors
-    assert cache.rows == cache._n == 1200  # rebuilt: no superseded entries
+    cache = services_of(pack).recall.vectors
+    assert cache.rows == cache._n == 1200  # private: no superseded entry left: the squeeze
     items = pack.search("chunk 40 of a.md", k=10).items
     assert len({item.id for item in items}) == len(items) == 10
     assert items[0].text == "chunk 40 of a.md"
@@ -244,15 +242,15 @@ def test_a_new_handle_leaves_its_first_search_to_lancedb(pack, tmp_root):
     cosine_only = {**OPEN_ALL, "lexical": "off"}
     with Pack.open("cache", tmp_root, embedder=SeededEmbedder(), settings=cosine_only) as fresh:  # type: ignore[arg-type]
         first = [item.id for item in fresh.search("chunk 6 of a.md", k=10).items]
-        assert fresh._svc.recall.vectors.rows == 0
+        assert services_of(fresh).recall.vectors.rows == 0
         assert [item.id for item in fresh.search("chunk 6 of a.md", k=10).items] == first
-        assert fresh._svc.recall.vectors.rows == 1200
+        assert services_of(fresh).recall.vectors.rows == 1200
 
 
 def test_cache_stands_aside_above_max_rows(pack):
-    pack._svc.recall.vectors.max_rows = 100
+    services_of(pack).recall.vectors.max_rows = 100
     assert top_ids(pack, "chunk 4 of a.md")[:1] == exact(pack, "chunk 4 of a.md")[0][:1]
-    assert pack._svc.recall.vectors.rows == 0
+    assert services_of(pack).recall.vectors.rows == 0
 
 
 def test_repeated_query_is_embedded_once(tmp_root):

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from packs import Pack
 from packs.errors import InvalidSettings
 from packs.learning.ema import RewardStep, fold
-from packs.pack import storage_of
 from packs.rewards.intrinsic import intrinsic_reward
 from packs.settings import RewardSettings
 
@@ -123,13 +122,9 @@ def test_resolve_rewards_a_response_like_past_successes(warm_pack):
         expected = before[memory_id] + 0.3 * (event_value - before[memory_id])
         assert warm_pack.get(memory_id)["utility"] == pytest.approx(expected)
     warm_pack.flush()
-    (episode,) = (
-        storage_of(warm_pack)
-        ._table("episodes")
-        .search()
-        .where(f"id = '{recall.episode_id}'")
-        .to_list()
-    )
+    (episode,) = warm_pack.query(
+        "episodes", where={"id": recall.episode_id}, columns=["response", "response_embedding"]
+    ).to_dicts()
     assert (
         episode["response"].startswith("Put the stop") and len(episode["response_embedding"]) == 384
     )

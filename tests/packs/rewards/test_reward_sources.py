@@ -10,8 +10,8 @@ import pytest
 from packs import Pack
 from packs.errors import InvalidReward, InvalidSettings, UnknownEpisode, UnknownMemory
 from packs.hooks import register_hook, unregister_hook
-from packs.pack import storage_of
 from packs.rewards.sources import from_outcome, from_stars, tally_vote
+from tests.support.packs import stored_rows
 
 ALPHA = 0.3
 
@@ -23,7 +23,7 @@ def one_memory_episode(pack: Pack, query: str = "earnings tomorrow") -> tuple[st
 
 def rows(pack, table):
     pack.flush()
-    return storage_of(pack)._table(table).to_arrow().to_pylist()
+    return stored_rows(pack, table)
 
 
 @pytest.mark.parametrize(("stars", "value"), [(1, -1.0), (2, -0.5), (3, 0.0), (4, 0.5), (5, 1.0)])

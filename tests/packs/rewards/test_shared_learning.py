@@ -46,9 +46,9 @@ class Workers:
             proc.start()
             self.inboxes[name], self.procs = inbox, [*self.procs, proc]
         for _ in self.inboxes:
-            self._next()
+            self.next_reply()
 
-    def _next(self) -> tuple[str, str, Any]:
+    def next_reply(self) -> tuple[str, str, Any]:
         name, command, result = self.outbox.get(timeout=300)
         if command == "error":
             raise AssertionError(f"worker {name} failed:\n{result}")
@@ -56,7 +56,7 @@ class Workers:
 
     def ask(self, name: str, command: str, **args: Any) -> Any:
         self.inboxes[name].put((command, args))
-        who, what, result = self._next()
+        who, what, result = self.next_reply()
         assert (who, what) == (name, command)
         return result
 

@@ -24,6 +24,8 @@ from packs.store import maintenance, schemas
 from packs.store.gateway import VECTOR_COLUMN
 from packs.store.scopes import visible_clause
 from packs.upkeep import maintain
+from tests.support.internals import services_of, without_vector_cache
+from tests.support.lance import lance_table
 
 DIM = 32
 ROWS = 3_000
@@ -45,14 +47,14 @@ class ClusteredEmbedder(EmbeddingProvider):
     embeddings."""
 
     info = EmbeddingInfo("clustered", "clustered", "test:clustered", DIM)
-    _centres = np.random.default_rng(0).standard_normal((20, DIM))
+    centres = np.random.default_rng(0).standard_normal((20, DIM))
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
         rows = []
         for text in texts:
             seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
             rng = np.random.default_rng(seed)
-            rows.append(2.0 * self._centres[seed % 20] + rng.standard_normal(DIM))
+            rows.append(2.0 * self.centres[seed % 20] + rng.standard_normal(DIM))
         matrix = np.array(rows, dtype=np.float32)
         return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
@@ -63,7 +65,7 @@ def chunks(count: int, source: str) -> list[KnowledgeChunk]:
 
 def open_pack(root: object, **kwargs: object) -> Pack:
     pack = Pack.open("ann", root, embedder=ClusteredEmbedder(), settings=SETTINGS, **kwargs)  # type: ignore[arg-type]
-    pack._svc.recall.vectors.max_rows = 0  # the cache stands aside, as above MAX_CACHED_ROWS
+    without_vector_cache(pack)  # the cache stands aside, as above MAX_CACHED_ROWS
     return pack
 
 
@@ -80,16 +82,10 @@ def candidates(pack: Pack, text: str, exact: bool = False) -> list[str]:
     """Phase A's top-k1 as Pack.search finds it, or LanceDB's flat search (the truth)."""
     vector = ClusteredEmbedder().embed([text])[0]
     if exact:
-        table = storage_of(pack)._table(schemas.MEMORIES)
-        hits = (
-            table.search(vector, vector_column_name=VECTOR_COLUMN)
-            .distance_type("cosine")
-            .bypass_vector_index()
-            .select(["id"])
-            .limit(pack.settings.ranking.k1)
-        )
-        return list(hits.to_arrow()["id"].to_pylist())
-    clause, cache = visible_clause(None), pack._svc.recall.vectors
+        limit = pack.settings.ranking.k1
+        hits = storage_of(pack).search(schemas.MEMORIES, vector, ["id"], limit=limit, exact=True)
+        return list(hits["id"].to_pylist())
+    clause, cache = visible_clause(None), services_of(pack).recall.vectors
     found = phase_a(
         storage_of(pack), RecallQuery(vector, pack.settings.ranking.k1, -1.0, clause), cache
     )
@@ -107,7 +103,7 @@ def recall_at_k1(pack: Pack) -> float:
 
 def searched_through_index(pack: Pack) -> bool:
     vector = ClusteredEmbedder().embed(["question 0"])[0]
-    table = storage_of(pack)._table(schemas.MEMORIES)
+    table = lance_table(pack, schemas.MEMORIES)
     plan = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
     return "ANNSubIndex" in plan.explain_plan() or "ANNIvf" in plan.explain_plan()
 
@@ -115,7 +111,7 @@ def searched_through_index(pack: Pack) -> bool:
 def ivf_partitions(pack: Pack) -> int:
     """Partitions the index ranks for a query (LanceDB's plan metrics)."""
     vector = ClusteredEmbedder().embed(["question 0"])[0]
-    table = storage_of(pack)._table(schemas.MEMORIES)
+    table = lance_table(pack, schemas.MEMORIES)
     plan = table.search(vector, vector_column_name=VECTOR_COLUMN).distance_type("cosine")
     return int(re.findall(r"partitions_ranked=(\d+)", plan.analyze_plan())[0])
 
