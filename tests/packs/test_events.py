@@ -68,6 +68,7 @@ def test_a_reward_is_heard_by_the_tuning_service(tmp_path):
     with Pack.open("p", tmp_path, embedder=SeededEmbedder()) as pack:
         pack.remember("a question", "an answer")
         episode = pack.recall("a question").episode_id or ""
-        before = pack.tuning._rewarded  # private: the count is what reward_landed moves
+        counted = [pack.tuning._rewarded]  # private: the count is what reward_landed moves
         pack.reward(episode, Rating(1.0))
-        assert pack.tuning._rewarded == before + 1
+        counted.append(pack.tuning._rewarded)  # private: the same count, after the reward
+        assert counted[1] == counted[0] + 1

@@ -115,7 +115,7 @@ def test_the_loser_of_a_race_to_add_a_column_finds_it_added(tmp_root, monkeypatc
         winner.add_columns(name, fields)
         return commit(name, step, write)
 
-    monkeypatch.setattr(loser, "_commit", racing)
+    monkeypatch.setattr(loser, "_commit", racing)  # private: the same race
     assert loser.add_columns("retrieval_log", fields) == ["placed_by", "propensity"]
     assert {"placed_by", "propensity"} <= columns_of(tmp_root, "old")["retrieval_log"]
 
