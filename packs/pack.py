@@ -19,7 +19,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
+from packs.eval_sets import EvalSets
+from packs.held import ProbationService
 from packs.lazy import lazy_module
+from packs.lessons.service import LessonService
 from packs.maturity import Maturity, measure_maturity
 from packs.opening import open_store
 from packs.options import (
@@ -46,12 +49,13 @@ from packs.records import (
     VoteResult,
 )
 from packs.rewards.kinds import Reward
-from packs.services import build_services
+from packs.services import Served, build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from packs.store.query import query_table, versions
 from packs.tuning.service import TuningService
+from packs.upkeep import Upkeep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -149,9 +153,11 @@ class Pack:
     def embedding(self) -> EmbeddingInfo:
         return self._svc.embedder.info
 
-    @property
-    def tuning(self) -> TuningService:  # tune, history, rollback (docs/tuning.md)
-        return self._svc.tuning
+    tuning = Served[TuningService]()  # tune, history, rollback (docs/tuning.md)
+    upkeep = Served[Upkeep]()  # maintain, forget_expired (packs/upkeep.py)
+    probation = Served[ProbationService]()  # held, admit (packs/held.py)
+    eval_sets = Served[EvalSets]()  # save, stored, read (packs/eval_sets.py)
+    lessons = Served[LessonService]()  # refresh, candidates, evidence, save
 
     def __repr__(self) -> str:
         return f"Pack(name={self.name!r}, root={self.root!r}, {_MODES[self.read_only]})"
@@ -244,8 +250,7 @@ class Pack:
         columns: list[str] | None = None,
         limit: int | None = None,
         version: int | None = None,
-    ) -> pl.DataFrame:
-        """Filter a table into a polars DataFrame; ``version`` reads the past (store/query.py)."""
+    ) -> pl.DataFrame:  # a table filtered, flushed first; version: the past (store/query.py)
         if not self.read_only:
             self.flush()
         return query_table(self._store, table, where, columns, limit, version)
@@ -321,8 +326,7 @@ class Pack:
         """Replay the reward log, report drift from the stored values; ``write`` stores it."""
         return self._svc.rebuilds.rebuild_utilities(write=write)
 
-    def maturity(self, *, record: bool = False) -> Maturity:
-        """The five maturity signals and the stage; ``record`` appends a state trace."""
+    def maturity(self, *, record: bool = False) -> Maturity:  # five signals; record: a trace
         self.flush()
         return measure_maturity(self._store, self._settings.value.rewards.alpha, record=record)
 

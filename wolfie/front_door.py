@@ -23,8 +23,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownEpisode, UnknownMemory
-from packs.held import admit as admit_held
-from packs.held import held as held_memories
 from packs.memory_table import MemoryPage, memory_page
 from packs.pack import Pack
 from packs.records import ForgetReport, Recall, RememberResult, RevisionResult
@@ -98,7 +96,7 @@ def remember(
 def held(pack: Pack, *, scope: str | None = None, every: bool = False) -> HeldList:
     """What waits on probation: what ``scope`` sees, or all of it (``every``: the CLI's
     operator)."""
-    return HeldList(tuple(held_memories(pack, scope, every=every)))
+    return HeldList(tuple(pack.probation.held(scope, every=every)))
 
 
 def tuning(pack: Pack, limit: int = 20) -> TuningHistory:
@@ -360,7 +358,7 @@ def admit(
     """Confirm a held memory of ``scope`` by hand: it joins recall now."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=True)
-    return admit_held(pack, [memory_id])
+    return pack.probation.admit([memory_id])
 
 
 def rewards(

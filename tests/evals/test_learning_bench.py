@@ -16,7 +16,7 @@ from evals.learning_bench import run_bench
 from evals.learning_config import BenchConfig
 from evals.learning_report import write_outputs
 from packs.errors import InvalidInput
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 
 PARAPHRASES = (
     Path(__file__).resolve().parents[2] / "data" / "evals" / "manpages" / "paraphrases.jsonl"

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from flows.demo import demo_flow
 from packs import Pack
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 from wolfie.cli import app
 
 REPO = Path(__file__).resolve().parents[2]

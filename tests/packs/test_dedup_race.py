@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 
 from packs import Pack
-from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support.remember_race import race
+from tests.support.storage import storage_of
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.maturity import compute_maturity
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 
 
 def test_signals_by_hand():

@@ -6,8 +6,8 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidSettings, PackNotFound, ReadOnlyPack, SchemaVersionError
-from packs.pack import storage_of
 from packs.store import schemas as S
+from tests.support.storage import storage_of
 
 
 def rows(pack, table, where=None):

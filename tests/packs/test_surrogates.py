@@ -21,9 +21,9 @@ import packs.rewards.service as reward_service
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidFilter, InvalidInput, UnwritableRows, WolfieError
 from packs.hooks import register_hook, unregister_hook
-from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 BAD = "caf\udce9"  # b"caf\xe9" decoded from argv with surrogateescape
 OPEN = {"delta": -1.0, "k1": 10, "k2": 2, "dedup_threshold": 1.0}

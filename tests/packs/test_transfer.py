@@ -11,7 +11,6 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import EmbeddingMismatch, InvalidInput, SchemaVersionError
-from packs.eval_sets import read_eval_set, store_eval_set
 from packs.transfer.formats import MANIFEST
 from packs.transfer.pack_io import PackNotEmpty, export_pack, import_pack
 from tests.support.packs import HashEmbedder
@@ -49,7 +48,7 @@ def _build(root: Path) -> dict[str, str]:
         pack.recall(SCOPED[1], scope="alice")
         pack.revise(ids["cache"], response="Pin the dependency, then clear the cache.")
         pack.configure(lam=0.6)
-        store_eval_set(pack, "smoke", '{"query": "locked database", "relevant": ["x"]}\n')
+        pack.eval_sets.save("smoke", '{"query": "locked database", "relevant": ["x"]}\n')
     return ids
 
 
@@ -91,7 +90,7 @@ def _check_same(pack: Pack, ids: dict[str, str], expected: dict) -> None:
     assert (pack.settings, pack.settings_version) == expected["settings"]
     report = pack.rebuild_utilities(write=False)
     assert report.changed == 0 and report.max_utility_drift < 1e-9
-    assert read_eval_set(pack, "smoke").digest
+    assert pack.eval_sets.read("smoke").digest
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])

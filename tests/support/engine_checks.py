@@ -18,8 +18,8 @@ from typing import Any
 
 from packs import KnowledgeChunk, Pack, Recall
 from packs.errors import PackNotFound, ReadOnlyPack
-from packs.pack import storage_of
 from packs.store import schemas as S
+from tests.support.storage import storage_of
 
 ALPHA = 0.3  # PackSettings.alpha default (MemRL)
 Q_AFTER_WIN = 0.0 + ALPHA * (1.0 - 0.0)  # 0.3

@@ -276,10 +276,9 @@ def test_a_merge_never_reaches_an_existing_shared_memory_by_its_id(tmp_path):
         for _ in range(3):
             evil.feedback(evil.recall("the deploy failed").episode_id or "", -1.0)
         evil.revise(target, outcome="PLANTED outcome")
-        from packs.lessons.one_memory import evidence_for, store_lesson
 
-        [evidence] = evidence_for(evil, [target])
-        store_lesson(evil, evidence, PLANTED, writer="template", model=None, episode_id=None)
+        [evidence] = evil.lessons.evidence([target])
+        evil.lessons.save(evidence, PLANTED, writer="template", model=None, episode_id=None)
         planted = Path(export_pack(evil, tmp_path / "planted.jsonl").path)
     done = wolfie(
         "import", str(planted), "--pack", "shared", "--root", str(tmp_path / "packs"), "--merge"

@@ -7,7 +7,6 @@ import json
 from dataclasses import replace
 
 from packs import Pack
-from packs.lessons.refresh import refresh_lessons
 from packs.lessons.writers import (
     LessonEvidence,
     LessonWriterError,
@@ -15,11 +14,11 @@ from packs.lessons.writers import (
     TemplateLessonWriter,
     redact_url_credentials,
 )
-from packs.pack import storage_of
 from packs.recall.prompt import render_prompt
 from packs.records import RecalledItem
 from packs.store import schemas as S
 from tests.support.json_server import Reply, chat_reply, json_server
+from tests.support.storage import storage_of
 
 PASSWORD = "pw-SECRET-91c4e7"
 FAILED = LessonEvidence(
@@ -103,7 +102,7 @@ def test_url_password_never_in_errors_or_lesson_log(tmp_root):
             )
             recall = pack.recall("Missed the breakout")
             pack.feedback(recall.episode_id, -1.0)
-            report = refresh_lessons(pack, writer, None)
+            report = pack.lessons.refresh(writer, None)
             log = storage_of(pack)._table(S.LESSON_LOG).to_arrow().to_pylist()
         sent = s.requests[0]["headers"]["authorization"]
     assert "HTTP 400" in error and PASSWORD not in error and PASSWORD not in repr(writer)

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from packs import Pack
 from packs.errors import InvalidSettings
 from packs.learning.ema import RewardStep, fold
-from packs.pack import storage_of
 from packs.rewards.intrinsic import intrinsic_reward
 from packs.settings import RewardSettings
+from tests.support.storage import storage_of
 
 
 def unit(*values):

@@ -10,8 +10,8 @@ import pytest
 from packs import Pack
 from packs.errors import InvalidReward, InvalidSettings, UnknownEpisode, UnknownMemory
 from packs.hooks import register_hook, unregister_hook
-from packs.pack import storage_of
 from packs.rewards.sources import from_outcome, from_stars, tally_vote
+from tests.support.storage import storage_of
 
 ALPHA = 0.3
 
