@@ -24,6 +24,7 @@ from packs.held import ProbationService
 from packs.lazy import lazy_module
 from packs.lessons.service import LessonService
 from packs.maturity import Maturity, measure_maturity
+from packs.memory_table import MemoryTable
 from packs.opening import open_store
 from packs.options import (
     FeedbackOptions,
@@ -53,7 +54,7 @@ from packs.services import Served, build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
-from packs.store.query import query_table, versions
+from packs.store.query import versions
 from packs.tuning.service import TuningService
 from packs.upkeep import Upkeep
 
@@ -158,6 +159,7 @@ class Pack:
     probation = Served[ProbationService]()  # held, admit (packs/held.py)
     eval_sets = Served[EvalSets]()  # save, stored, read (packs/eval_sets.py)
     lessons = Served[LessonService]()  # refresh, candidates, evidence, save
+    memory_table = Served[MemoryTable]()  # page (the explorer), knowledge look-ups (ingest)
 
     def __repr__(self) -> str:
         return f"Pack(name={self.name!r}, root={self.root!r}, {_MODES[self.read_only]})"
@@ -251,9 +253,7 @@ class Pack:
         limit: int | None = None,
         version: int | None = None,
     ) -> pl.DataFrame:  # a table filtered, flushed first; version: the past (store/query.py)
-        if not self.read_only:
-            self.flush()
-        return query_table(self._store, table, where, columns, limit, version)
+        return self._svc.reader.query(table, where, columns, limit, version)
 
     def versions(self, table: str) -> list[dict[str, Any]]:  # for query(version=)
         return versions(self._store, table)

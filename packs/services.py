@@ -27,6 +27,7 @@ from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
 from packs.lessons.service import LessonService
 from packs.memories import MemoryWriter
+from packs.memory_table import MemoryTable
 from packs.opening import store_settings
 from packs.probation import Probation
 from packs.reads import MemoryReader
@@ -84,6 +85,7 @@ class PackServices(NamedTuple):
     probation: ProbationService  # held memories listed and admitted (packs/held.py)
     eval_sets: EvalSets  # the eval sets stored with the Pack (packs/eval_sets.py)
     lessons: LessonService  # the refresh, one memory's lesson (packs/lessons/service.py)
+    memory_table: MemoryTable  # the explorer's page, ingest's look-ups (packs/memory_table.py)
 
     def stop(self) -> None:
         """Stop the handle's threads: the background flush, and a purge still queued
@@ -147,7 +149,7 @@ def build_services(
         flusher=flusher,
         learning=learning,
         writer=memories,
-        reader=MemoryReader(store, learning),
+        reader=MemoryReader(store, learning, flusher),
         recall=recall,
         forget=forget,
         rewards=rewards,
@@ -166,4 +168,5 @@ def build_services(
         probation=ProbationService(store, flusher),
         eval_sets=EvalSets(store),
         lessons=LessonService(store, flusher, memories, rebuilds),
+        memory_table=MemoryTable(store, flusher),
     )

@@ -402,8 +402,6 @@ GATEWAY_HOLDERS = {"packs.pack", "packs.services", "packs.opening"}
 NOT_YET_MOVED = {
     "packs/pack.py",  # defines storage_of for the modules below
     "packs/transfer/pack_io.py",
-    "packs/memory_table.py",
-    "packs/ingest/upsert.py",
     "wolfie/demo_view.py",
     "evals/eval_runs.py",
     "evals/pack_eval.py",

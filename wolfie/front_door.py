@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownEpisode, UnknownMemory
-from packs.memory_table import MemoryPage, memory_page
+from packs.memory_table import MemoryPage
 from packs.pack import Pack
 from packs.records import ForgetReport, Recall, RememberResult, RevisionResult
 from packs.store.catalog import list_packs
@@ -349,7 +349,7 @@ def memories(
 ) -> MemoryPage:
     """A page of the memories ``scope`` sees (``any_scope``: every one, the operator's),
     filtered by ``kind``, ``status`` and ``text``, sorted by ``sort`` (packs/memory_table.py)."""
-    return memory_page(pack, scope=scope, every=any_scope and scope is None, **page)
+    return pack.memory_table.page(scope=scope, every=any_scope and scope is None, **page)
 
 
 def admit(
