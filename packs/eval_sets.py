@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from packs.deprecations import moved
 from packs.errors import InvalidInput, WolfieError
+from packs.store import schemas
 from packs.store.gateway import PackStore
 
 EVAL_SETS = "eval_sets"
@@ -48,7 +49,9 @@ class StoredEvalSet:
 
 
 class EvalSets:
-    """The eval sets one Pack stores: store, list, read by name."""
+    """What evals keep with one Pack: its eval sets (save, list, read by name), the
+    results of its runs (``eval_runs``, one append a run) and the ``memories`` version a
+    run scores (pinned on this handle)."""
 
     def __init__(self, store: PackStore) -> None:
         self._store = store
@@ -108,6 +111,33 @@ class EvalSets:
         raise EvalSetNotFound(
             f"Pack {pack!r} stores no eval set {name!r}; it stores {', '.join(names)}. {fix}"
         )
+
+    def add_runs(self, rows: list[dict[str, Any]]) -> None:
+        """Append one run's result rows to ``eval_runs`` (created on first use)."""
+        self._store.ensure_table(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA)
+        table = pa.Table.from_pylist(rows, schema=schemas.EVAL_RUNS_SCHEMA)
+        self._store.append(schemas.EVAL_RUNS, table)
+
+    def runs(self) -> pa.Table:
+        """Every stored result row (other handles' runs too); empty when never evaluated."""
+        if not self._store.has_table(schemas.EVAL_RUNS):
+            return schemas.EVAL_RUNS_SCHEMA.empty_table()
+        self._store.latest_version(schemas.EVAL_RUNS)
+        return self._store.scan(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA.names)
+
+    def pin(self, version: int | None = None) -> int:
+        """Check the ``memories`` table out at ``version`` (default: the latest) and return
+        it. Every later read through this handle sees that version."""
+        versions = [v["version"] for v in self._store.versions(schemas.MEMORIES)]
+        chosen = max(versions) if version is None else version
+        if chosen not in versions:
+            raise InvalidInput(
+                f"Pack {self._store.location.name!r} has no memories version {chosen}; it has "
+                f"versions {min(versions)}..{max(versions)}. Pass one of those, or none for "
+                "the latest."
+            )
+        self._store.pin(schemas.MEMORIES, int(chosen))
+        return int(chosen)
 
 
 class _Kept(Protocol):  # an open Pack, as the deprecated functions below take it

@@ -55,6 +55,7 @@ from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from packs.store.query import versions
+from packs.transfer.service import PackTransfer
 from packs.tuning.service import TuningService
 from packs.upkeep import Upkeep
 
@@ -160,6 +161,7 @@ class Pack:
     eval_sets = Served[EvalSets]()  # save, stored, read (packs/eval_sets.py)
     lessons = Served[LessonService]()  # refresh, candidates, evidence, save
     memory_table = Served[MemoryTable]()  # page (the explorer), knowledge look-ups (ingest)
+    transfer = Served[PackTransfer]()  # export, holds_rows, rebinding, write (packs/pack_io.py)
 
     def __repr__(self) -> str:
         return f"Pack(name={self.name!r}, root={self.root!r}, {_MODES[self.read_only]})"

@@ -40,6 +40,7 @@ from packs.rewards.service import RewardService
 from packs.rewards.verdicts import VerdictService
 from packs.settings import ActiveSettings, PackSettings
 from packs.store.gateway import PackStore
+from packs.transfer.service import PackTransfer
 from packs.tuning.service import TuningService
 from packs.upkeep import Upkeep
 
@@ -86,6 +87,7 @@ class PackServices(NamedTuple):
     eval_sets: EvalSets  # the eval sets stored with the Pack (packs/eval_sets.py)
     lessons: LessonService  # the refresh, one memory's lesson (packs/lessons/service.py)
     memory_table: MemoryTable  # the explorer's page, ingest's look-ups (packs/memory_table.py)
+    transfer: PackTransfer  # export, an import's writes (packs/transfer/service.py)
 
     def stop(self) -> None:
         """Stop the handle's threads: the background flush, and a purge still queued
@@ -169,4 +171,5 @@ def build_services(
         eval_sets=EvalSets(store),
         lessons=LessonService(store, flusher, memories, rebuilds),
         memory_table=MemoryTable(store, flusher),
+        transfer=PackTransfer(store, flusher, embedding),
     )

@@ -69,6 +69,11 @@ class Upkeep:
             forgotten += len(self._forget.forget(None, where={"id": chunk}).memory_ids)
         return forgotten
 
+    def drop_all(self) -> None:
+        """Drop every table of the Pack (``wolfie demo --fresh``): nothing of it is left,
+        and the next :meth:`Pack.open` creates it anew."""
+        self._store.drop_all()
+
 
 class _Kept(Protocol):  # an open Pack, as the deprecated functions below take it
     @property

@@ -401,10 +401,6 @@ GATEWAY_HOLDERS = {"packs.pack", "packs.services", "packs.opening"}
 # no longer needs it).
 NOT_YET_MOVED = {
     "packs/pack.py",  # defines storage_of for the modules below
-    "packs/transfer/pack_io.py",
-    "wolfie/demo_view.py",
-    "evals/eval_runs.py",
-    "evals/pack_eval.py",
     "benchmarks/recallbench/ann.py",
     "benchmarks/recallbench/corpus.py",
     "benchmarks/recallbench/e2e.py",

@@ -1,7 +1,8 @@
-"""Issue 43, services not a gateway: a Pack's upkeep, probation, eval sets and lessons are
-services built with it (``packs/services.py``), reached as ``pack.upkeep``,
-``pack.probation``, ``pack.eval_sets`` and ``pack.lessons``; the functions that took the
-Pack still work for one release, with a DeprecationWarning."""
+"""Issue 43, services not a gateway: a Pack's upkeep, probation, eval sets, lessons, memory
+table and transfer are services built with it (``packs/services.py``), reached as
+``pack.upkeep``, ``pack.probation``, ``pack.eval_sets``, ``pack.lessons``,
+``pack.memory_table`` and ``pack.transfer``; the functions that took the Pack still work
+for one release, with a DeprecationWarning."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from packs.lessons.one_memory import evidence_for, store_lesson
 from packs.lessons.refresh import lesson_candidates, refresh_lessons
 from packs.lessons.service import LessonService
 from packs.lessons.writers import TemplateLessonWriter
+from packs.memory_table import MemoryTable, memory_page
 from packs.services import Served
+from packs.transfer.pack_io import export_pack
+from packs.transfer.service import PackTransfer
 from packs.upkeep import Upkeep, forget_expired, maintain
 
 LINE = '{"id": "q1", "query": "copy a file", "relevant": ["m"]}\n'
@@ -28,6 +32,8 @@ def test_each_service_is_one_object_per_handle(tmp_root):
             "probation": ProbationService,
             "eval_sets": EvalSets,
             "lessons": LessonService,
+            "memory_table": MemoryTable,
+            "transfer": PackTransfer,
         }
         for name, kind in kinds.items():
             service = getattr(pack, name)
@@ -63,3 +69,18 @@ def test_the_old_functions_warn_and_do_what_the_services_do(tmp_root):
             assert forget_expired(pack) == 0
         with pytest.deprecated_call(match=r"pack\.upkeep\.maintain\(\)"):
             assert maintain(pack).expired == 0
+        with pytest.deprecated_call():
+            assert memory_page(pack, every=True) == pack.memory_table.page(every=True)
+        with pytest.deprecated_call(match=r"pack\.transfer\.export\(\)"):
+            assert export_pack(pack, tmp_root / "p.jsonl").tables["memories"] == 1
+
+
+def test_upkeep_drops_every_table_for_a_fresh_start(tmp_root):
+    """``wolfie demo --fresh`` starts from nothing: ``pack.upkeep.drop_all``."""
+    with Pack.open("p", tmp_root) as pack:
+        pack.remember("copy a file", "use cp -r")
+    with Pack.open("p", tmp_root) as pack:
+        assert pack.count() == 1
+        pack.upkeep.drop_all()
+    with Pack.open("p", tmp_root) as pack:
+        assert pack.count() == 0
