@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
+from bench_storage import storage_of
 
 from packs import KnowledgeChunk, Pack
 from packs.learning.replay import ORDER, replay, replay_loop
-from packs.pack import storage_of
 from packs.store import schemas as S
 
 OUT = Path("out/bench")
@@ -60,7 +60,7 @@ def bench_logging(feedbacks: int, seed: int = 0) -> dict[str, Any]:
             events += pack.feedback(episodes[i % len(episodes)], float(rng.uniform(-1, 1))).applied
         pack.flush()
         elapsed = time.perf_counter() - started
-        fragments = {name: storage_of(pack).fragment_count(name) for name in S.all_schemas(384)}
+        fragments = {name: pack.upkeep.fragments(name) for name in S.all_schemas(384)}
         stored = pack.count(S.REWARD_EVENTS)
     if stored != events:
         raise SystemExit(f"lost reward events: logged {events}, stored {stored}")

@@ -331,10 +331,3 @@ class Pack:
     def maturity(self, *, record: bool = False) -> Maturity:  # five signals; record: a trace
         self.flush()
         return measure_maturity(self._store, self._settings.value.rewards.alpha, record=record)
-
-
-def storage_of(pack: Pack) -> PackStore:
-    """The storage gateway under ``pack``: a named seam for the Pack's own services
-    (upkeep, transfer, lessons, reports), the eval tools, benchmarks and tests that check
-    what storage holds. Not an attribute of the facade, and not the public API."""
-    return pack._store

@@ -34,14 +34,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from bench_storage import VECTOR_COLUMN, storage_of
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.recall import vector_cache
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
-from packs.store.gateway import VECTOR_COLUMN
 from packs.store.scopes import visible_clause
 
 from .corpus import WordHashEmbedder, complete_columns, generate_sentences, perturbed

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packs import Pack
-from packs.pack import storage_of
 from packs.store import schemas
 
 from .latency import WriteTracker
@@ -60,12 +59,11 @@ class FragmentResult:
 
 
 def table_states(pack: Pack) -> dict[str, TableState]:
-    store = storage_of(pack)
     return {
         name: TableState(
-            fragments=store.fragment_count(name),
-            versions=len(store.versions(name)),
-            rows=store.count(name),
+            fragments=pack.upkeep.fragments(name),
+            versions=len(pack.versions(name)),
+            rows=pack.count(name),
         )
         for name in TABLES
     }
@@ -73,8 +71,8 @@ def table_states(pack: Pack) -> dict[str, TableState]:
 
 def learned_totals(pack: Pack) -> tuple[int, int]:
     """Sums of ``usage_count`` and ``reward_count`` over every stored row."""
-    data = storage_of(pack).scan(schemas.MEMORIES, ["usage_count", "reward_count"])
-    return int(data["usage_count"].to_numpy().sum()), int(data["reward_count"].to_numpy().sum())
+    data = pack.query("items", columns=["usage_count", "reward_count"])
+    return int(data["usage_count"].sum()), int(data["reward_count"].sum())
 
 
 def check(condition: bool, message: str) -> None:
@@ -115,7 +113,7 @@ def fragment_run(
         applied += reward.applied
         if (i + 1) % sample_every == 0:
             for t in TABLES:
-                max_seen[t] = max(max_seen[t], storage_of(pack).fragment_count(t))
+                max_seen[t] = max(max_seen[t], pack.upkeep.fragments(t))
         if (i + 1) % 1000 == 0:
             print(f"  {label}: {i + 1:,} recalls, {time.perf_counter() - start:.0f} s", flush=True)
     pack.close()

@@ -22,10 +22,10 @@ from typing import Any
 
 import lancedb
 import numpy as np
+from bench_storage import storage_of
 
 from packs import Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
-from packs.pack import storage_of
 from packs.recall.phases import CANDIDATE_COLUMNS
 from packs.store import schemas
 

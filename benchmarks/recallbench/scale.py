@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from bench_storage import storage_of
 
 from packs import Pack
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.rows import tags_of
 from packs.store.scopes import SCOPE_KEY
