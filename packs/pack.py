@@ -156,12 +156,12 @@ class Pack:
         return self._svc.embedder.info
 
     tuning = Served[TuningService]()  # tune, history, rollback (docs/tuning.md)
-    upkeep = Served[Upkeep]()  # maintain, forget_expired (packs/upkeep.py)
+    upkeep = Served[Upkeep]()  # maintain, forget_expired, fragments, drop_all (packs/upkeep.py)
     probation = Served[ProbationService]()  # held, admit (packs/held.py)
-    eval_sets = Served[EvalSets]()  # save, stored, read (packs/eval_sets.py)
+    eval_sets = Served[EvalSets]()  # save, stored, read, add_runs, runs, pin (packs/eval_sets.py)
     lessons = Served[LessonService]()  # refresh, candidates, evidence, save
     memory_table = Served[MemoryTable]()  # page (the explorer), knowledge look-ups (ingest)
-    transfer = Served[PackTransfer]()  # export, holds_rows, rebinding, write (packs/pack_io.py)
+    transfer = Served[PackTransfer]()  # export, an import's writes (packs/transfer/service.py)
 
     def __repr__(self) -> str:
         return f"Pack(name={self.name!r}, root={self.root!r}, {_MODES[self.read_only]})"

@@ -24,6 +24,7 @@ dropped. An import that stopped half-way is completed by running it again with
 utilities are rebuilt from the imported reward log (``rebuild_utilities``), so the
 stored values equal the replay of the log: drift 0. The learned contextual index is
 derived from the log and the episodes, so it comes back with them.
+
 An export is ``pack.transfer.export(path)``; an import, :func:`import_pack`. The Pack's
 side of both is :class:`packs.transfer.service.PackTransfer`. (Before issue 43
 this module was ``packs.transfer.pack_io``, which keeps ``export_pack`` and the records

@@ -84,7 +84,7 @@ class PackServices(NamedTuple):
     background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
     upkeep: Upkeep  # expiry, purge, compaction: maintain-pack (packs/upkeep.py)
     probation: ProbationService  # held memories listed and admitted (packs/held.py)
-    eval_sets: EvalSets  # the eval sets stored with the Pack (packs/eval_sets.py)
+    eval_sets: EvalSets  # eval sets and runs kept with the Pack, the pin (packs/eval_sets.py)
     lessons: LessonService  # the refresh, one memory's lesson (packs/lessons/service.py)
     memory_table: MemoryTable  # the explorer's page, ingest's look-ups (packs/memory_table.py)
     transfer: PackTransfer  # export, an import's writes (packs/transfer/service.py)

@@ -52,8 +52,8 @@ class FragmentResult:
     expected_rows: dict[str, int]
     recall: LatencyStats
     feedback: LatencyStats
-    commit: LatencyStats  # one store write (append, merge or compact)
-    commits: dict[str, int]  # "<table>.<append|merge|compact>"
+    commit: LatencyStats  # one store write (append, merge or optimize)
+    commits: dict[str, int]  # "<table>.<append|merge|optimize>"
     commit_early_late_ms: dict[str, tuple[float, float]]  # p50, first and last quarter
     extrapolated_10k: dict[str, TableState] = field(default_factory=dict)
 
