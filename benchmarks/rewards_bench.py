@@ -60,7 +60,7 @@ def bench_logging(feedbacks: int, seed: int = 0) -> dict[str, Any]:
             events += pack.feedback(episodes[i % len(episodes)], float(rng.uniform(-1, 1))).applied
         pack.flush()
         elapsed = time.perf_counter() - started
-        fragments = {name: pack.upkeep.fragments(name) for name in S.all_schemas(384)}
+        fragments = {name: storage_of(pack).fragment_count(name) for name in S.all_schemas(384)}
         stored = pack.count(S.REWARD_EVENTS)
     if stored != events:
         raise SystemExit(f"lost reward events: logged {events}, stored {stored}")

@@ -156,7 +156,7 @@ class Pack:
         return self._svc.embedder.info
 
     tuning = Served[TuningService]()  # tune, history, rollback (docs/tuning.md)
-    upkeep = Served[Upkeep]()  # maintain, forget_expired, fragments, drop_all (packs/upkeep.py)
+    upkeep = Served[Upkeep]()  # maintain, forget_expired, drop_all (packs/upkeep.py)
     probation = Served[ProbationService]()  # held, admit (packs/held.py)
     eval_sets = Served[EvalSets]()  # save, stored, read, add_runs, runs, pin (packs/eval_sets.py)
     lessons = Served[LessonService]()  # refresh, candidates, evidence, save

@@ -69,11 +69,6 @@ class Upkeep:
             forgotten += len(self._forget.forget(None, where={"id": chunk}).memory_ids)
         return forgotten
 
-    def fragments(self, table: str) -> int:
-        """How many fragments ``table`` is stored in: what compaction folds (each commit
-        adds one; benchmarks/recallbench/fragments.py watches them between upkeeps)."""
-        return self._store.fragment_count(table)
-
     def drop_all(self) -> None:
         """Drop every table of the Pack (``wolfie demo --fresh``): nothing of it is left,
         and the next :meth:`Pack.open` creates it anew."""

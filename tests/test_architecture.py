@@ -404,6 +404,7 @@ BENCH_SEAM_USERS = {
     "recallbench.ann",
     "recallbench.corpus",
     "recallbench.e2e",
+    "recallbench.fragments",
     "recallbench.latency",
     "recallbench.limit",
     "recallbench.scale",

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench_storage import storage_of
+
 from packs import Pack
 from packs.store import schemas
 
@@ -59,11 +61,12 @@ class FragmentResult:
 
 
 def table_states(pack: Pack) -> dict[str, TableState]:
+    store = storage_of(pack)  # fragments and versions of every table, pack_meta's too
     return {
         name: TableState(
-            fragments=pack.upkeep.fragments(name),
-            versions=len(pack.versions(name)),
-            rows=pack.count(name),
+            fragments=store.fragment_count(name),
+            versions=len(store.versions(name)),
+            rows=store.count(name),
         )
         for name in TABLES
     }
@@ -113,7 +116,7 @@ def fragment_run(
         applied += reward.applied
         if (i + 1) % sample_every == 0:
             for t in TABLES:
-                max_seen[t] = max(max_seen[t], pack.upkeep.fragments(t))
+                max_seen[t] = max(max_seen[t], storage_of(pack).fragment_count(t))
         if (i + 1) % 1000 == 0:
             print(f"  {label}: {i + 1:,} recalls, {time.perf_counter() - start:.0f} s", flush=True)
     pack.close()
