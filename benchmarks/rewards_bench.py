@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
+from bench_storage import storage_of
 
 from packs import KnowledgeChunk, Pack
 from packs.learning.replay import ORDER, replay, replay_loop
-from packs.pack import storage_of
 from packs.store import schemas as S
 
 OUT = Path("out/bench")

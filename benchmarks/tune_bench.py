@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from bench_storage import storage_of
 
 from packs import Pack
-from packs.pack import storage_of
 from packs.store import schemas as S
 from packs.tuning.fit import fit
 from packs.tuning.logs import read_log

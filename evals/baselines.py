@@ -19,7 +19,7 @@ import Stemmer
 
 from evals.protocol import BenchQuery
 from packs.embeddings import EmbeddingProvider
-from packs.pack import Pack, storage_of
+from packs.pack import Pack
 from packs.store import schemas
 
 BASELINES = ("bm25", "cosine", "bm25+cosine")
@@ -32,7 +32,7 @@ class Baselines:
 
     def __init__(self, pack: Pack, embedder: EmbeddingProvider) -> None:
         columns = [*schemas.TEXT_COLUMNS, "id", "intent_embedding"]
-        rows = storage_of(pack).scan(schemas.MEMORIES, columns).to_pydict()
+        rows = pack.query("items", columns=columns).to_dict(as_series=False)
         self.ids: list[str] = rows["id"]
         texts = [
             "\n".join(rows[c][i] for c in schemas.TEXT_COLUMNS if rows[c][i])

@@ -1,6 +1,6 @@
 """The Pack's ``eval_runs`` table: typed results written per run, read back as trends.
 
-The table is created on first use (``schemas.CREATED_ON_WRITE``), so Packs that are never
+The table is created on first use (``pack.eval_sets.add_runs``), so Packs that are never
 evaluated don't carry it. One row per :class:`~evals.metrics.MetricResult`; the rows of
 one run share a ``run_id``. Writing is one append (one commit) per run.
 """
@@ -12,11 +12,9 @@ from collections.abc import Sequence
 from typing import cast
 
 import polars as pl
-import pyarrow as pa
 
 from evals.metrics import MetricResult
-from packs.pack import Pack, storage_of
-from packs.store import schemas
+from packs.pack import Pack
 
 
 def write_eval_run(
@@ -48,19 +46,13 @@ def write_eval_run(
         }
         for r in results
     ]
-    storage_of(pack).append(
-        schemas.EVAL_RUNS, pa.Table.from_pylist(rows, schema=schemas.EVAL_RUNS_SCHEMA)
-    )
+    pack.eval_sets.add_runs(rows)
     return run_id
 
 
 def read_eval_runs(pack: Pack, run_id: str | None = None) -> pl.DataFrame:
     """Every stored result (or one run's), oldest first; empty when never evaluated."""
-    if not storage_of(pack).has_table(schemas.EVAL_RUNS):
-        return cast(pl.DataFrame, pl.from_arrow(schemas.EVAL_RUNS_SCHEMA.empty_table()))
-    storage_of(pack).latest_version(schemas.EVAL_RUNS)  # other handles' runs too
-    rows = storage_of(pack).scan(schemas.EVAL_RUNS, schemas.EVAL_RUNS_SCHEMA.names)
-    frame = cast(pl.DataFrame, pl.from_arrow(rows))
+    frame = cast(pl.DataFrame, pl.from_arrow(pack.eval_sets.runs()))  # other handles' too
     if run_id is not None:
         frame = frame.filter(pl.col("run_id") == run_id)
     return frame.sort(["at", "metric", "k"])

@@ -29,7 +29,6 @@ from typing import Any
 
 from packs.bundles import parse_jsonl
 from packs.errors import InvalidInput
-from packs.eval_sets import read_eval_set
 from packs.pack import Pack
 from packs.store.rows import knowledge_id
 
@@ -82,7 +81,7 @@ def resolve_eval_set(pack: Pack, spec: str | None) -> EvalSet:
         return load_eval_set(spec)
     if spec is not None and (spec.endswith(".jsonl") or "/" in spec):
         raise InvalidInput(f"Eval set file {spec!r} does not exist; pass a JSONL file.")
-    stored = read_eval_set(pack, spec)
+    stored = pack.eval_sets.read(spec)
     return parse_eval_set(stored.jsonl, stored.name, f"eval set {stored.name!r} of {pack.name!r}")
 
 

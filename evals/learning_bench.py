@@ -45,9 +45,8 @@ from packs.bundles import KNOWLEDGE_FILE, MEMORIES_FILE, load_bundle
 from packs.embeddings import EmbeddingProvider, Vectors, default_embedder
 from packs.errors import InvalidInput
 from packs.learning.strategies import PRIORS
-from packs.pack import Pack, storage_of
+from packs.pack import Pack
 from packs.settings import PackSettings
-from packs.store import schemas
 
 BASE_PACK = "base"
 
@@ -125,7 +124,7 @@ def run_bench(config: BenchConfig, *, methods: Sequence[Method] | None = None) -
     embedder = CachingEmbedder(default_embedder())
     base = build_base(config.corpus, config.cache or config.out / "cache", embedder)
     with Pack.open(BASE_PACK, base, read_only=True) as pack:
-        known = set(storage_of(pack).scan(schemas.MEMORIES, ["id"])["id"].to_pylist())
+        known = set(pack.query("items", columns=["id"])["id"].to_list())
         protocol = load_protocol(config, known)
         questions = (protocol.train, protocol.paraphrases, protocol.heldout)
         k2 = PackSettings.from_dict(dict(config.settings)).ranking.k2

@@ -24,9 +24,7 @@ from evals.metrics import MetricResult, RankedQuery, RunContext, retrieval_resul
 from packs.embeddings import EmbeddingInfo
 from packs.embeddings.onnx_minilm import OnnxMiniLM
 from packs.errors import EmbeddingMismatch, InvalidInput
-from packs.pack import Pack, storage_of
-from packs.store import schemas
-from packs.store.filters import in_clause
+from packs.pack import Pack
 
 DEFAULT_KS = (1, 3, 5, 10)
 
@@ -73,15 +71,7 @@ def check_embedding(pack: Pack, queries_by: EmbeddingInfo | None = None) -> None
 def pin(pack: Pack, version: int | None = None) -> int:
     """Check the ``memories`` table out at ``version`` (default: the latest) and return
     it. Every later read through this handle sees that version."""
-    versions = [v["version"] for v in storage_of(pack).versions(schemas.MEMORIES)]
-    chosen = max(versions) if version is None else version
-    if chosen not in versions:
-        raise InvalidInput(
-            f"Pack {pack.name!r} has no memories version {chosen}; it has versions "
-            f"{min(versions)}..{max(versions)}. Pass one of those, or none for the latest."
-        )
-    storage_of(pack).pin(schemas.MEMORIES, int(chosen))
-    return int(chosen)
+    return pack.eval_sets.pin(version)
 
 
 def evaluate_pack(
@@ -96,14 +86,14 @@ def evaluate_pack(
     """Score ``eval_set`` against ``pack`` at ``version``; see the module docstring."""
     check_embedding(pack, queries_by)
     pinned = pin(pack, version)
-    ids = storage_of(pack).scan(schemas.MEMORIES, ["id"])["id"].to_pylist()
+    ids = pack.query("items", columns=["id"], version=pinned)["id"].to_list()
     check_known_ids(eval_set, ids, f"Pack {pack.name!r} (version {pinned})")
     if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks) or not ks:
         raise InvalidInput(f"Cutoffs must be positive ints, got {list(ks)!r}.")
     depth, k2 = max(ks), pack.settings.ranking.k2
     context = RunContext(eval_set.name, pack.name, pinned, datetime.now(UTC))
     outcomes, samples, ranked_queries = [], [], []
-    texts = _reference_texts(pack, eval_set) if ragas else {}
+    texts = _reference_texts(pack, eval_set, pinned) if ragas else {}
     for q in eval_set.queries:
         items = pack.search(q.query, depth).items
         relevant = tuple(row_id(ref) for ref in q.relevant)
@@ -168,15 +158,11 @@ def score_eval_set(
     )
 
 
-def _reference_texts(pack: Pack, eval_set: EvalSet) -> dict[str, str]:
+def _reference_texts(pack: Pack, eval_set: EvalSet, version: int) -> dict[str, str]:
     """Texts of every relevant row, for the ragas text metrics when the eval set gives
     ids but no reference contexts."""
     wanted = sorted({row_id(ref) for q in eval_set.queries for ref in q.relevant})
     if not wanted:
         return {}
-    rows = (
-        storage_of(pack)
-        .scan(schemas.MEMORIES, ["id", "intent_text"], in_clause("id", wanted))
-        .to_pylist()
-    )
+    rows = pack.query("items", {"id": wanted}, ["id", "intent_text"], version=version).to_dicts()
     return {row["id"]: row["intent_text"] for row in rows}

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from packs.errors import InvalidInput
-from packs.eval_sets import store_eval_set
 from packs.pack import Pack
 from packs.records import KnowledgeChunk
 
@@ -99,7 +98,7 @@ def load_bundle(pack: Pack, folder: str | Path) -> BundleLoad:
     eval_path = next((folder / n for n in EVAL_SET_FILES if (folder / n).exists()), None)
     if eval_path is not None:
         eval_set = folder.resolve().name
-        store_eval_set(pack, eval_set, _resolve_memory_refs(eval_path, refs), str(eval_path))
+        pack.eval_sets.save(eval_set, _resolve_memory_refs(eval_path, refs), str(eval_path))
     return BundleLoad(len(chunks), memories, merged, refs, eval_set)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from packs.maturity import Maturity
-from packs.pack import Pack, storage_of
-from packs.store import schemas
+from packs.pack import Pack
 
 
 @dataclass(frozen=True)
@@ -20,6 +19,6 @@ def record_health(pack: Pack) -> HealthReport:
     trace recorded so far."""
     current = pack.maturity(record=True)
     columns = [f.name for f in fields(Maturity)]
-    rows = storage_of(pack).scan(schemas.STATE_TRACES, columns).to_pylist()
+    rows = pack.query("traces", columns=columns).to_dicts()  # flushed first
     traces = sorted((Maturity(**row) for row in rows), key=lambda t: t.at)
     return HealthReport(current, tuple(traces))

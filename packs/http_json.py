@@ -10,9 +10,14 @@ message.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+from packs.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")  # loaded on first use: it brings click and rich (issue 45)
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 

@@ -20,8 +20,12 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from packs.deprecation import deprecated
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
+from packs.eval_sets import EvalSets
+from packs.held import ProbationService
 from packs.lazy import lazy_module
+from packs.lessons.service import LessonService
 from packs.maturity import Maturity, measure_maturity
+from packs.memory_table import MemoryTable
 from packs.opening import open_store
 from packs.options import (
     FeedbackOptions,
@@ -47,12 +51,14 @@ from packs.records import (
     VoteResult,
 )
 from packs.rewards.kinds import Outcome, Rating, Reward, Signal
-from packs.services import build_services
+from packs.services import Served, build_services
 from packs.settings import ActiveSettings, PackSettings
 from packs.store import schemas
 from packs.store.gateway import PackStore
-from packs.store.query import query_table, versions
+from packs.store.query import versions
+from packs.transfer.service import PackTransfer
 from packs.tuning.service import TuningService
+from packs.upkeep import Upkeep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -150,9 +156,13 @@ class Pack:
     def embedding(self) -> EmbeddingInfo:
         return self._svc.embedder.info
 
-    @property
-    def tuning(self) -> TuningService:  # tune, history, rollback (docs/tuning.md)
-        return self._svc.tuning
+    tuning = Served[TuningService]()  # tune, history, rollback (docs/tuning.md)
+    upkeep = Served[Upkeep]()  # maintain, forget_expired, drop_all (packs/upkeep.py)
+    probation = Served[ProbationService]()  # held, admit (packs/held.py)
+    eval_sets = Served[EvalSets]()  # save, stored, read, add_runs, runs, pin (packs/eval_sets.py)
+    lessons = Served[LessonService]()  # refresh, candidates, evidence, save
+    memory_table = Served[MemoryTable]()  # page (the explorer), knowledge look-ups (ingest)
+    transfer = Served[PackTransfer]()  # export, an import's writes (packs/transfer/service.py)
 
     def __repr__(self) -> str:
         return f"Pack(name={self.name!r}, root={self.root!r}, {_MODES[self.read_only]})"
@@ -245,11 +255,8 @@ class Pack:
         columns: list[str] | None = None,
         limit: int | None = None,
         version: int | None = None,
-    ) -> pl.DataFrame:
-        """Filter a table into a polars DataFrame; ``version`` reads the past (store/query.py)."""
-        if not self.read_only:
-            self.flush()
-        return query_table(self._store, table, where, columns, limit, version)
+    ) -> pl.DataFrame:  # a table filtered, flushed first; version: the past (store/query.py)
+        return self._svc.reader.query(table, where, columns, limit, version)
 
     def versions(self, table: str) -> list[dict[str, Any]]:  # for query(version=)
         return versions(self._store, table)
@@ -322,14 +329,6 @@ class Pack:
         """Replay the reward log, report drift from the stored values; ``write`` stores it."""
         return self._svc.rebuilds.rebuild_utilities(write=write)
 
-    def maturity(self, *, record: bool = False) -> Maturity:
-        """The five maturity signals and the stage; ``record`` appends a state trace."""
+    def maturity(self, *, record: bool = False) -> Maturity:  # five signals; record: a trace
         self.flush()
         return measure_maturity(self._store, self._settings.value.rewards.alpha, record=record)
-
-
-def storage_of(pack: Pack) -> PackStore:
-    """The storage gateway under ``pack``: a named seam for the Pack's own services
-    (upkeep, transfer, lessons, reports), the eval tools, benchmarks and tests that check
-    what storage holds. Not an attribute of the facade, and not the public API."""
-    return pack._store

@@ -4,14 +4,23 @@ included)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from packs.errors import InvalidInput, UnknownMemory
+from packs.journal.flush import Flusher
+from packs.lazy import lazy_module
 from packs.learning.state import LearningState, learned_of
 from packs.store import schemas
 from packs.store.filters import sql_literal
 from packs.store.gateway import PackStore
 from packs.store.lesson_scopes import own_lessons_clause
+from packs.store.query import query_table
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")  # loaded on first use: issue 45's cold start
 
 _MERGE_COLUMNS = ["at", "source", "intent_text", "metadata_json"]
 _LESSON_COLUMNS = ["at", "writer", "model", "prompt_version", "episode_id"]
@@ -20,9 +29,24 @@ _LESSON_COLUMNS = ["at", "writer", "model", "prompt_version", "episode_id"]
 class MemoryReader:
     """Reads memory and knowledge rows of one Pack."""
 
-    def __init__(self, store: PackStore, learning: LearningState) -> None:
+    def __init__(self, store: PackStore, learning: LearningState, flusher: Flusher) -> None:
         self._store = store
         self._learning = learning
+        self._flusher = flusher
+
+    def query(
+        self,
+        table: str,
+        where: Mapping[str, object] | None,
+        columns: list[str] | None,
+        limit: int | None,
+        version: int | None,
+    ) -> pl.DataFrame:
+        """Filter a table into a polars DataFrame, flushed first on a writable handle;
+        ``version`` reads the past (store/query.py)."""
+        if not self._store.read_only:
+            self._flusher.flush()
+        return query_table(self._store, table, where, columns, limit, version)
 
     def get(self, memory_id: str) -> dict[str, Any]:
         """One memory or knowledge row (learned columns include pending updates)."""

@@ -11,12 +11,14 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider
 from packs.embeddings.pack_embedder import PackEmbedder
+from packs.eval_sets import EvalSets
 from packs.events import EngineEvents
 from packs.forget import ForgetService
+from packs.held import ProbationService
 from packs.history import MemoryHistory
 from packs.journal.background_flush import BackgroundFlush
 from packs.journal.episodes import EpisodeLog
@@ -24,7 +26,9 @@ from packs.journal.flush import Flusher
 from packs.journal.forgotten import ForgetWatch
 from packs.journal.write_buffer import WriteBuffer
 from packs.learning.state import LearningState
+from packs.lessons.service import LessonService
 from packs.memories import MemoryWriter
+from packs.memory_table import MemoryTable
 from packs.opening import store_settings
 from packs.probation import Probation
 from packs.reads import MemoryReader
@@ -37,7 +41,30 @@ from packs.rewards.service import RewardService
 from packs.rewards.verdicts import VerdictService
 from packs.settings import ActiveSettings, PackSettings
 from packs.store.gateway import PackStore
+from packs.transfer.service import PackTransfer
 from packs.tuning.service import TuningService
+from packs.upkeep import Upkeep
+
+S = TypeVar("S")
+
+
+class Served(Generic[S]):
+    """A Pack's public accessor of one of its services, by the service's name in
+    :class:`PackServices`: ``upkeep = Served[Upkeep]()`` in the facade gives
+    ``pack.upkeep``, the handle's one :class:`~packs.upkeep.Upkeep` (one line a service)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, pack: None, owner: type) -> Served[S]: ...
+    @overload
+    def __get__(self, pack: object, owner: type) -> S: ...
+    def __get__(self, pack: object, owner: type) -> S | Served[S]:
+        if pack is None:
+            return self
+        service: S = getattr(pack._svc, self.name)  # type: ignore[attr-defined]
+        return service
 
 
 class PackServices(NamedTuple):
@@ -56,6 +83,12 @@ class PackServices(NamedTuple):
     rebuilds: RebuildService  # the reward log, utilities replayed from it
     tuning: TuningService  # fits the Pack's settings to its episodes (docs/tuning.md)
     background: BackgroundFlush  # flushes an idle writable handle (docs/durability.md)
+    upkeep: Upkeep  # expiry, purge, compaction: maintain-pack (packs/upkeep.py)
+    probation: ProbationService  # held memories listed and admitted (packs/held.py)
+    eval_sets: EvalSets  # eval sets and runs kept with the Pack, the pin (packs/eval_sets.py)
+    lessons: LessonService  # the refresh, one memory's lesson (packs/lessons/service.py)
+    memory_table: MemoryTable  # the explorer's page, ingest's look-ups (packs/memory_table.py)
+    transfer: PackTransfer  # export, an import's writes (packs/transfer/service.py)
 
     def stop(self) -> None:
         """Stop the handle's threads: the background flush, and a purge still queued
@@ -114,14 +147,17 @@ def build_services(
     recall = RecallService(
         store, settings, embedder, learning, episodes, flusher, lock, forgets, events
     )
+    forget = ForgetService(store, settings, flusher, forgets, lock)
+    memories = MemoryWriter(store, settings, embedder, lock)
+    rebuilds = RebuildService(store, flusher, learning)
     return PackServices(
         embedder=embedder,
         flusher=flusher,
         learning=learning,
-        writer=MemoryWriter(store, settings, embedder, lock),
-        reader=MemoryReader(store, learning),
+        writer=memories,
+        reader=MemoryReader(store, learning, flusher),
         recall=recall,
-        forget=ForgetService(store, settings, flusher, forgets, lock),
+        forget=forget,
         rewards=rewards,
         verdicts=VerdictService(
             store, settings, embedder, episodes, buffer, rewards, flusher, lock
@@ -131,7 +167,13 @@ def build_services(
         ),
         history=history,
         configure=configure,
-        rebuilds=RebuildService(store, flusher, learning),
+        rebuilds=rebuilds,
         tuning=tuning,
         background=background,
+        upkeep=Upkeep(store, settings, flusher, forget),
+        probation=ProbationService(store, flusher),
+        eval_sets=EvalSets(store),
+        lessons=LessonService(store, flusher, memories, rebuilds),
+        memory_table=MemoryTable(store, flusher),
+        transfer=PackTransfer(store, flusher, embedding),
     )

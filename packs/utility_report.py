@@ -1,7 +1,7 @@
 """The memories an operator looks at first: the highest and lowest utility, with lessons.
 
 Only rows with at least one reward take part: a utility of 0 that nothing ever rewarded
-says nothing. Pure reads of the ``memories`` table; no Prefect here.
+says nothing. Pure reads of the ``memories`` table (``Pack.query``); no Prefect here.
 """
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from packs.pack import Pack, storage_of
-from packs.store import schemas
+from packs.pack import Pack
 
 _COLUMNS = [
     "id",
@@ -34,7 +33,7 @@ class UtilityExtremes:
 def utility_extremes(pack: Pack, n: int = 5) -> UtilityExtremes:
     """The ``n`` rewarded rows of highest utility and the ``n`` of lowest (disjoint: with
     fewer than ``2n`` rewarded rows, the bottom list holds what the top list left)."""
-    rows = storage_of(pack).scan(schemas.MEMORIES, _COLUMNS, "reward_count > 0").to_pylist()
+    rows = pack.query("items", {"reward_count": (">", 0)}, _COLUMNS).to_dicts()  # flushed first
     rows.sort(key=lambda r: (-r["utility"], -r["confidence"], r["id"]))
     top = rows[:n]
     bottom = list(reversed(rows[len(top) :]))[:n]

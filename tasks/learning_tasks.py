@@ -11,13 +11,12 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from packs.health_report import HealthReport, record_health
-from packs.lessons.refresh import LessonReport, refresh_lessons
+from packs.lessons.refresh import LessonReport
 from packs.lessons.writers import LessonWriter
 from packs.pack import Pack
 from packs.pack_status import PackStatus, require_rows
 from packs.records import RebuildReport, TuningReport
 from packs.store.maintenance import MaintenanceReport
-from packs.upkeep import maintain
 from packs.utility_report import UtilityExtremes, utility_extremes
 from tasks.retry import TRANSIENT
 
@@ -44,7 +43,7 @@ def refresh_lessons_task(
 ) -> LessonReport:
     """Distil lessons for memories with new evidence; failures keep the old lesson."""
     with Pack.open(pack, root, create=False) as handle:
-        return refresh_lessons(handle, writer, limit)
+        return handle.lessons.refresh(writer, limit)
 
 
 @task(name="pack-health", **TRANSIENT.task_options())
@@ -76,4 +75,4 @@ def maintain_task(
     """Compact, clean old versions, build indexes once the Pack is large enough."""
     retention = None if retention_days is None else timedelta(days=retention_days)
     with Pack.open(pack, root, create=False) as handle:
-        return maintain(handle, retention, index_threshold)
+        return handle.upkeep.maintain(retention, index_threshold)

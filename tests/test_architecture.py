@@ -372,8 +372,8 @@ def test_the_batch_system_never_imports_the_front_doors():
 
 
 def test_the_storage_gateway_is_no_attribute_of_the_facade():
-    """``Pack`` hands out no ``store``; outside ``packs/`` storage is reached through the
-    named seam ``packs.pack.storage_of`` (eval tools, benchmarks, tests), never ``.store``."""
+    """``Pack`` hands out no ``store``, and no code outside ``packs/`` reaches one as
+    ``.store`` (tests read it through ``tests/support/storage.py``)."""
     from packs.pack import Pack
 
     assert not hasattr(Pack, "store")
@@ -388,6 +388,88 @@ def test_the_storage_gateway_is_no_attribute_of_the_facade():
                 ):
                     reached.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert reached == []
+
+
+GATEWAY = "packs.store.gateway"
+# Besides packs/store/ and the services below the facade, the modules that name the
+# gateway: the facade (it holds the handle's one), the wiring (it hands it to each
+# service it builds) and the opening (it makes the gateway a Pack is built on).
+GATEWAY_HOLDERS = {"packs.pack", "packs.services", "packs.opening"}
+# The benchmarks that time the engine's insides (bulk loads of synthetic rows, Phase A on
+# the store, LanceDB's own table, each commit counted) reach the gateway through one seam,
+# benchmarks/bench_storage.py, the only module outside packs/ that imports it. This list
+# only shrinks: a benchmark that moves to public calls leaves it.
+BENCH_SEAM = "bench_storage"
+BENCH_SEAM_USERS = {
+    "recallbench.ann",
+    "recallbench.corpus",
+    "recallbench.e2e",
+    "recallbench.fragments",
+    "recallbench.latency",
+    "recallbench.limit",
+    "recallbench.scale",
+    "recallbench.writes",
+    "rewards_bench",
+    "tune_bench",
+}
+
+
+def _above_the_facade() -> set[str]:
+    """The modules that import ``packs.pack``, directly or through others (type-only
+    imports included): they take an open Pack, so they reach storage through its
+    services."""
+    users: dict[str, set[str]] = {}
+    for name in every_module():
+        for imp in imports(name, type_only=True):
+            for target in targets(imp):
+                users.setdefault(target, set()).add(name)
+    found, todo = set(), ["packs.pack"]
+    while todo:
+        for user in users.pop(todo.pop(), set()) - found:
+            found.add(user)
+            todo.append(user)
+    return found
+
+
+def test_only_the_services_under_the_facade_take_the_storage_gateway():
+    """Issue 43, services not a gateway: ``packs.store.gateway`` (``PackStore``) is
+    imported only in ``packs/store/``, by :data:`GATEWAY_HOLDERS`, and by the services
+    ``packs/services.py`` builds and their collaborators (each receives the gateway in its
+    constructor). No module that takes an open Pack (one that imports ``packs.pack``:
+    upkeep's callers, reports, ingest, transfer, bundles) and nothing outside ``packs/``
+    (evals, benchmarks, the doors, flows, tasks) imports it: they call the Pack's
+    services (``pack.upkeep``, ``pack.lessons``, ...)."""
+    above = _above_the_facade() - GATEWAY_HOLDERS
+    taking = sorted(
+        f"{every_module()[name].relative_to(ROOT)}:{imp.line}"
+        for name in every_module()
+        if not name.startswith("packs.store.") and name not in {*GATEWAY_HOLDERS, BENCH_SEAM}
+        for imp in imports(name, type_only=True)
+        if GATEWAY in targets(imp) and (not name.startswith("packs.") or name in above)
+    )
+    assert taking == []
+
+
+def _names_storage_of(path: Path) -> bool:
+    return any(
+        (isinstance(node, ast.Name) and node.id == "storage_of")
+        or (isinstance(node, ast.Attribute) and node.attr == "storage_of")
+        or (isinstance(node, ast.alias) and node.name == "storage_of")
+        or (isinstance(node, ast.FunctionDef) and node.name == "storage_of")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    )
+
+
+def test_no_code_names_storage_of_but_the_benchmarks_seam():
+    """The old back door ``packs.pack.storage_of`` is gone: the product and the eval tools
+    never name ``storage_of``; the benchmarks of :data:`BENCH_SEAM_USERS` take it from
+    their seam (tests from ``tests/support/storage.py``), and each of them needs it."""
+    naming = {name for name, path in every_module().items() if _names_storage_of(path)}
+    assert naming - BENCH_SEAM_USERS == {BENCH_SEAM}, "reach storage through a Pack service"
+    assert BENCH_SEAM_USERS - naming == set(), "moved: take it off BENCH_SEAM_USERS"
+    import packs.pack
+
+    assert not hasattr(packs.pack, "storage_of")
 
 
 def test_every_fact_cited_lives_in_the_repository():

@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 def print_demo(console: Console, pack: str, root: str | None, epochs: int, fresh: bool) -> None:
     from flows.demo import DEMO_MEDIA, demo_flow
     from packs.extras import installed
-    from packs.pack import Pack, storage_of
+    from packs.pack import Pack
 
     # The voice note needs the media extra (faster-whisper); the rest only needs batch.
     media = str(DEMO_MEDIA) if installed("media") else None
 
     if fresh:
         with console.status("Preparing a fresh Pack"):
-            storage_of(Pack.open(pack, root)).drop_all()
+            Pack.open(pack, root).upkeep.drop_all()
     console.print(
         Panel.fit(
             Text.assemble("Wolfie demo: Pack ", (pack, "bold"), " (Prefect engine, embedded)")

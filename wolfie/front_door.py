@@ -24,9 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packs.errors import InvalidInput, UnknownEpisode, UnknownMemory
-from packs.held import admit as admit_held
-from packs.held import held as held_memories
-from packs.memory_table import MemoryPage, memory_page
+from packs.memory_table import MemoryPage
 from packs.pack import Pack
 from packs.records import FeedbackResult, ForgetReport, Recall, RememberResult, RevisionResult
 from packs.rewards.kinds import Reward
@@ -100,7 +98,7 @@ def remember(
 def held(pack: Pack, *, scope: str | None = None, every: bool = False) -> HeldList:
     """What waits on probation: what ``scope`` sees, or all of it (``every``: the CLI's
     operator)."""
-    return HeldList(tuple(held_memories(pack, scope, every=every)))
+    return HeldList(tuple(pack.probation.held(scope, every=every)))
 
 
 def tuning(pack: Pack, limit: int = 20) -> TuningHistory:
@@ -367,7 +365,7 @@ def memories(
 ) -> MemoryPage:
     """A page of the memories ``scope`` sees (``any_scope``: every one, the operator's),
     filtered by ``kind``, ``status`` and ``text``, sorted by ``sort`` (packs/memory_table.py)."""
-    return memory_page(pack, scope=scope, every=any_scope and scope is None, **page)
+    return pack.memory_table.page(scope=scope, every=any_scope and scope is None, **page)
 
 
 def admit(
@@ -376,7 +374,7 @@ def admit(
     """Confirm a held memory of ``scope`` by hand: it joins recall now."""
     if not any_scope:
         _require_scope(pack, memory_id, scope, exact=True)
-    return admit_held(pack, [memory_id])
+    return pack.probation.admit([memory_id])
 
 
 def rewards(

@@ -2,7 +2,7 @@
 
 A Pack of ``rows`` knowledge rows, perturbed copies of word-hash-embedded sentences, is
 written straight to ``memories`` column-wise (:func:`knowledge_columns`) and indexed by
-:func:`packs.upkeep.maintain` (IVF_SQ, cosine, as a real Pack gets it), in a
+``pack.upkeep.maintain`` (IVF_SQ, cosine, as a real Pack gets it), in a
 child process so that the build's memory does not count in this one's RSS. Held-out
 queries are then timed, interleaved, through:
 
@@ -34,16 +34,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from bench_storage import VECTOR_COLUMN, storage_of
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.recall import vector_cache
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
-from packs.store.gateway import VECTOR_COLUMN
 from packs.store.scopes import visible_clause
-from packs.upkeep import maintain
 
 from .corpus import WordHashEmbedder, complete_columns, generate_sentences, perturbed
 from .limit import ExactScan, overlap
@@ -130,7 +128,7 @@ def _build_and_index(root: Path, rows: int, seed: int, out: Any) -> None:
     build_s = time.perf_counter() - start
     with Pack.open("ann", root, embedder=embedder) as pack:
         start = time.perf_counter()
-        report = maintain(pack, retention=timedelta(0), index_threshold=min(rows, 100_000))
+        report = pack.upkeep.maintain(retention=timedelta(0), index_threshold=min(rows, 100_000))
         out.put((build_s, time.perf_counter() - start, report.indexes_built))
 
 
@@ -212,7 +210,7 @@ def _tail(pack: Pack, result: AnnResult, count: int, seed: int) -> None:
         times.append(time.perf_counter() - start)
         hits.append(bool(items) and items[0].text == text)
     result.tail_search, result.tail_found = LatencyStats.of(times), float(np.mean(hits))
-    maintain(pack, retention=timedelta(0), index_threshold=min(result.rows, 100_000))
+    pack.upkeep.maintain(retention=timedelta(0), index_threshold=min(result.rows, 100_000))
     result.tail_unindexed_after_maintain = _unindexed(pack)
     found = [(items := pack.search(t, k=1).items) and items[0].text == t for t in texts]
     result.tail_found_after_maintain = float(np.mean(found))

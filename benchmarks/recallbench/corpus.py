@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from bench_storage import storage_of
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
-from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.rows import knowledge_row, memory_id
 

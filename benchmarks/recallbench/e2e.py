@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_storage import storage_of
 from embedbench.engines import SessionEngine, session, tokenizer
 
 from packs import Pack
 from packs.embeddings.onnx_minilm import default_tokenizer_path
-from packs.pack import storage_of
 from packs.recall.vector_cache import one_thread_product
 
 from .corpus import build_pack

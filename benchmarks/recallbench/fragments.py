@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench_storage import storage_of
+
 from packs import Pack
-from packs.pack import storage_of
 from packs.store import schemas
 
 from .latency import WriteTracker
@@ -53,14 +54,14 @@ class FragmentResult:
     expected_rows: dict[str, int]
     recall: LatencyStats
     feedback: LatencyStats
-    commit: LatencyStats  # one store write (append, merge or compact)
-    commits: dict[str, int]  # "<table>.<append|merge|compact>"
+    commit: LatencyStats  # one store write (append, merge or optimize)
+    commits: dict[str, int]  # "<table>.<append|merge|optimize>"
     commit_early_late_ms: dict[str, tuple[float, float]]  # p50, first and last quarter
     extrapolated_10k: dict[str, TableState] = field(default_factory=dict)
 
 
 def table_states(pack: Pack) -> dict[str, TableState]:
-    store = storage_of(pack)
+    store = storage_of(pack)  # fragments and versions of every table, pack_meta's too
     return {
         name: TableState(
             fragments=store.fragment_count(name),
@@ -73,8 +74,8 @@ def table_states(pack: Pack) -> dict[str, TableState]:
 
 def learned_totals(pack: Pack) -> tuple[int, int]:
     """Sums of ``usage_count`` and ``reward_count`` over every stored row."""
-    data = storage_of(pack).scan(schemas.MEMORIES, ["usage_count", "reward_count"])
-    return int(data["usage_count"].to_numpy().sum()), int(data["reward_count"].to_numpy().sum())
+    data = pack.query("items", columns=["usage_count", "reward_count"])
+    return int(data["usage_count"].sum()), int(data["reward_count"].sum())
 
 
 def check(condition: bool, message: str) -> None:

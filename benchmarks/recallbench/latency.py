@@ -22,10 +22,10 @@ from typing import Any
 
 import lancedb
 import numpy as np
+from bench_storage import storage_of
 
 from packs import Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
-from packs.pack import storage_of
 from packs.recall.phases import CANDIDATE_COLUMNS
 from packs.store import schemas
 
@@ -41,7 +41,7 @@ class WriteTracker:
     """Counts and times every commit the Pack makes through its store.
 
     Flushes run inside ``recall`` and ``feedback`` when the buffer is due; every write
-    goes through ``PackStore.append``/``merge``/``compact``, so wrapping those three
+    goes through ``PackStore.append``/``merge``/``optimize``, so wrapping those three
     sees every flush and compaction whatever calls them.
     """
 
@@ -50,18 +50,19 @@ class WriteTracker:
         self.seconds: list[float] = []
         self.by_key: dict[str, list[float]] = {}
         store = storage_of(pack)
-        for method in ("append", "merge", "compact"):
+        for method in ("append", "merge", "optimize"):
             setattr(store, method, self._wrap(getattr(store, method), method))
 
-    def _wrap(self, inner: Callable[..., None], method: str) -> Callable[..., None]:
-        def timed(name: str, *args: Any, **kwargs: Any) -> None:
+    def _wrap(self, inner: Callable[..., Any], method: str) -> Callable[..., Any]:
+        def timed(name: str, *args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
-            inner(name, *args, **kwargs)
+            done = inner(name, *args, **kwargs)  # optimize returns what it removed
             elapsed = time.perf_counter() - start
             key = f"{name}.{method}"
             self.seconds.append(elapsed)
             self.by_key.setdefault(key, []).append(elapsed)
             self.commits[key] = self.commits.get(key, 0) + 1
+            return done
 
         return timed
 
@@ -107,7 +108,7 @@ class SizeResult:
     paths: dict[str, LatencyStats]
     recall_quiet: LatencyStats  # recalls that committed nothing
     recall_flushing: LatencyStats  # recalls that ran a flush (and maybe a compaction)
-    commits: dict[str, int]  # "<table>.<append|merge|compact>" during the measured loop
+    commits: dict[str, int]  # "<table>.<append|merge|optimize>" during the measured loop
     feedback: LatencyStats  # measured after the loop, on episodes of the loop
     ratio_p50: float  # recall p50 / raw p50: the goal is <= 1.5
     ratio_p95: float

@@ -30,15 +30,14 @@ import bm25s
 import lancedb
 import numpy as np
 import Stemmer
+from bench_storage import REFINE_FACTOR, VECTOR_COLUMN, storage_of
 
 from packs import Pack
-from packs.pack import storage_of
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.recall.vector_cache import one_thread_product
 from packs.records import Recall
 from packs.store import schemas
-from packs.store.gateway import REFINE_FACTOR, VECTOR_COLUMN
 from packs.store.scopes import visible_clause
 
 from .corpus import WordHashEmbedder, build_knowledge_pack

@@ -3,7 +3,7 @@
 A Pack of ``rows`` knowledge rows is written straight to ``memories`` in Arrow batches
 (perturbed copies of word-hash-embedded task sentences, as in ``ann.py``), each row in
 one of ``scopes`` scopes, the same number in each, drawn at random (metadata and tags as
-``add_knowledge`` writes them), or shared when ``scopes`` is 0, then maintained (:func:`packs.upkeep.maintain`: compaction, the id
+``add_knowledge`` writes them), or shared when ``scopes`` is 0, then maintained (``pack.upkeep.maintain``: compaction, the id
 BTREE, the ``tags`` LABEL_LIST and the IVF_SQ vector index), as a real Pack of that size
 is. The vectors are kept in a ``.npy`` file beside it for the exact truth. With
 ``--root`` a Pack built before (same rows, scopes and seed) is reused.
@@ -24,14 +24,13 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from bench_storage import storage_of
 
 from packs import Pack
 from packs.embeddings.onnx_minilm import OnnxMiniLM
-from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.rows import tags_of
 from packs.store.scopes import SCOPE_KEY
-from packs.upkeep import maintain
 
 from .corpus import WordHashEmbedder, complete_columns, generate_sentences, perturbed
 
@@ -123,7 +122,7 @@ def build_scale_pack(root: Path, rows: int, scopes: int, seed: int) -> BuiltPack
             )
         build_s = time.perf_counter() - start
         start = time.perf_counter()
-        report = maintain(pack, retention=timedelta(0))
+        report = pack.upkeep.maintain(retention=timedelta(0))
         meta = {
             "build_s": build_s,
             "maintain_s": time.perf_counter() - start,

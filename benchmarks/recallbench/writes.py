@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from bench_storage import storage_of
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingProvider, default_embedder
-from packs.pack import storage_of
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import phase_a
 from packs.store.scopes import visible_clause

@@ -17,16 +17,13 @@ from packs.ingest.chunking import knowledge_chunk
 from packs.ingest.media import StepResult, media_record
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcript import stored_chunks
-from packs.pack import Pack, storage_of
+from packs.pack import Pack
 from packs.records import KnowledgeChunk
-from packs.store import schemas
-from packs.store.filters import in_clause, sql_literal
-from packs.store.scopes import SCOPE_KEY, check_scope, same_scope_clause, scoped_metadata
+from packs.store.scopes import SCOPE_KEY, check_scope, scoped_metadata
 
 # Chunks embedded and merged per commit: a 7-hour recording (~600 chunks) is a handful
 # of commits, and at most this many texts and vectors are held at once (hand-set).
 UPSERT_BATCH = 128
-_LOOKUP_BATCH = 500  # first chunks looked up per query (each up to ~1,200 characters)
 
 
 def upsert_chunks(
@@ -65,15 +62,7 @@ def stored_rows(
 ) -> dict[tuple[str, int], str]:
     """(source, position) -> text of the knowledge rows of ``sources`` in the Pack that
     belong to ``scope`` (the shared rows for None)."""
-    if not sources:
-        return {}
-    kind = f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"
-    where = f"{kind} AND {in_clause('source', sources)} AND {same_scope_clause(scope)}"
-    if not storage_of(pack).count(schemas.MEMORIES, where):
-        return {}
-    columns = ["source", "source_position", "intent_text"]
-    rows = storage_of(pack).scan(schemas.MEMORIES, columns, where).to_pylist()
-    return {(r["source"], int(r["source_position"])): r["intent_text"] for r in rows}
+    return pack.memory_table.knowledge_texts(sources, scope)
 
 
 def by_content(pack: Pack, chunks: Sequence[KnowledgeChunk]) -> list[KnowledgeChunk]:
@@ -114,30 +103,7 @@ def stored_documents(
 ) -> dict[str | None, dict[str, dict[int, str]]]:
     """Per scope, the stored documents (source -> position -> text) whose first chunk
     is the first chunk of one of ``texts``: the only ones that can hold the same."""
-    firsts: dict[str | None, set[str]] = {}
-    for source, doc in texts.items():
-        if 0 in doc:
-            firsts.setdefault(scopes[source], set()).add(doc[0])
-    kind = f"kind = {sql_literal(schemas.KIND_KNOWLEDGE)}"
-    found: dict[str | None, dict[str, dict[int, str]]] = {}
-    for scope, heads in firsts.items():
-        scoped = f"{kind} AND {same_scope_clause(scope)}"
-        candidates: set[str] = set()
-        ordered = sorted(heads)
-        for start in range(0, len(ordered), _LOOKUP_BATCH):
-            batch = ordered[start : start + _LOOKUP_BATCH]
-            where = f"{scoped} AND source_position = 0 AND {in_clause('intent_text', batch)}"
-            candidates |= set(
-                storage_of(pack).scan(schemas.MEMORIES, ["source"], where)["source"].to_pylist()
-            )
-        if not candidates:
-            continue
-        where = f"{scoped} AND {in_clause('source', sorted(candidates))}"
-        columns = ["source", "source_position", "intent_text"]
-        for row in storage_of(pack).scan(schemas.MEMORIES, columns, where).to_pylist():
-            doc = found.setdefault(scope, {}).setdefault(row["source"], {})
-            doc[int(row["source_position"])] = row["intent_text"]
-    return found
+    return pack.memory_table.knowledge_documents(texts, scopes)
 
 
 def upsert_step(

@@ -21,13 +21,17 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from packs.errors import LessonWriterError, TransientLessonWriterError
 from packs.http_json import post_json
+from packs.lazy import lazy_module
 from packs.validation import lone_surrogate
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")  # loaded on first use: it brings click and rich (issue 45)
 
 PROMPT_VERSION = "lesson-v1"
 PROMPT_PATH = Path(__file__).parent / "prompts" / f"{PROMPT_VERSION}.md"

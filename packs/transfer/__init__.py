@@ -1,2 +1,2 @@
-"""Moving a whole Pack: export to Parquet or JSONL, import back (``pack_io``), in the
-file formats of ``formats``."""
+"""Moving a whole Pack: the Pack's side of export and import (``service``: ``pack.transfer``)
+in the file formats of ``formats``; an import is run by :mod:`packs.pack_io`."""

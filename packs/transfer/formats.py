@@ -22,13 +22,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from packs.errors import InvalidInput
+from packs.lazy import lazy_module
 from packs.validation import parse_json, shown
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+else:
+    pq = lazy_module("pyarrow.parquet")  # loaded by an export or import, not by Pack.open
 
 FORMAT = "wolfie-pack-export"
 FORMAT_VERSION = 1

@@ -30,8 +30,8 @@ from evals.episodes import load_episodes, run_epochs
 from flows.demo import DEMO_DIR, DEMO_MEDIA
 from packs import Pack
 from packs.bundles import load_bundle
-from packs.pack import storage_of
 from tests.support.prefect_runs import FinishedRun, PrefectApi, background
+from tests.support.storage import storage_of
 
 pytestmark = pytest.mark.slow
 

@@ -31,9 +31,7 @@ import pyarrow as pa
 import pytest
 
 from packs import Pack
-from packs.lessons.refresh import refresh_lessons
 from packs.lessons.writers import TemplateLessonWriter
-from packs.pack import storage_of
 from packs.store import schemas
 from packs.store.gateway import PackStore
 from tests.support.crash import (
@@ -48,6 +46,7 @@ from tests.support.crash import (
     run_media,
 )
 from tests.support.media import HELLO, speak
+from tests.support.storage import storage_of
 
 pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -306,9 +305,9 @@ def test_a_crash_before_the_lesson_log_write_loses_no_log_entry(
     with rewarded_copy(learning, tmp_path / "root") as pack:
         monkeypatch.setattr(PackStore, "append", crash_on_log)
         with pytest.raises(SimulatedCrash):
-            refresh_lessons(pack, TemplateLessonWriter())
+            pack.lessons.refresh(TemplateLessonWriter())
         monkeypatch.setattr(PackStore, "append", real_append)
-        report = refresh_lessons(pack, TemplateLessonWriter())
+        report = pack.lessons.refresh(TemplateLessonWriter())
         lessons = pack.query("items").filter(pl.col("experience_summary").is_not_null())
         logged = pack.query("lessons").filter(pl.col("status") == "written")
     assert report.written == lessons.height >= 1

@@ -11,7 +11,7 @@ from flows.demo import DEMO_DIR
 from flows.evaluation import eval_flow
 from packs import Pack
 from packs.bundles import load_bundle
-from packs.eval_sets import EvalSetNotFound, read_eval_set
+from packs.eval_sets import EvalSetNotFound
 from packs.records import KnowledgeChunk
 from tests.support.eval_data import write_slice
 from wolfie.cli import app
@@ -78,7 +78,7 @@ def test_eval_flow_defaults_to_the_eval_set_stored_with_the_demo_pack(tmp_path):
     assert recall["hit_rate", 10] > 0.5 and recall["recall", 10] > 0.5
     with Pack.open("demo", tmp_path, read_only=True) as pack:
         runs = read_eval_runs(pack)
-        assert read_eval_set(pack).source == str(DEMO_DIR / "eval_set.jsonl")
+        assert pack.eval_sets.read().source == str(DEMO_DIR / "eval_set.jsonl")
     assert runs["run_id"].n_unique() == 2 and set(runs["dataset"].to_list()) == {"demo"}
 
 

@@ -28,10 +28,10 @@ from packs.ingest.progress import ProgressEvent, listening
 from packs.ingest.target import IngestTarget
 from packs.ingest.transcribe import TranscribeOptions
 from packs.ingest.transcript import iter_segments
-from packs.pack import storage_of
 from packs.store.rows import knowledge_id
 from tasks.publish_runs import MEDIA_SUMMARY_KEY as SUMMARY_KEY
 from tests.support.media import Clips, Spoken, make_clips, serve
+from tests.support.storage import storage_of
 
 pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]

@@ -18,10 +18,10 @@ from packs.ingest.media import fetch_step
 from packs.ingest.sources import MAX_URL_CHARS
 from packs.ingest.transcript import chunk_step, stored_chunks, transcribe_step
 from packs.ingest.upsert import upsert_chunks
-from packs.pack import storage_of
 from packs.store.rows import knowledge_id
 from tests.support.media import Clips, bad_files, closed_port, make_clips, serve
 from tests.support.proxy import flaky_proxy
+from tests.support.storage import storage_of
 
 pytestmark = [pytest.mark.slow]
 FAST_RETRY = {"retries": 1, "retry_delay_s": 0.2}

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from flows.ingest import with_dask
 from packs import Pack
-from packs.pack import storage_of
 from tests.support.media import Clips, make_clips, serve, to_mp3
+from tests.support.storage import storage_of
 from wolfie.cli import app
 
 pytestmark = [pytest.mark.slow]

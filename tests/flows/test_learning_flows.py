@@ -24,11 +24,11 @@ from flows.learning import maintain_pack, pack_health, recompute_utilities, refr
 from packs import Pack
 from packs.bundles import load_bundle
 from packs.errors import EmptyPack, PackNotFound, SchemaVersionError
-from packs.pack import storage_of
 from packs.records import KnowledgeChunk
 from packs.store import schemas as S
 from packs.store.rows import knowledge_row
 from tests.support.json_server import Reply, chat_reply, json_server
+from tests.support.storage import storage_of
 
 
 @pytest.fixture(scope="module")

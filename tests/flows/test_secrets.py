@@ -11,9 +11,9 @@ from flows.config import LessonWriterSettings, build_lesson_writer
 from flows.demo import demo_flow
 from flows.learning import pack_health, recompute_utilities, refresh_lessons_flow
 from packs import Pack
-from packs.pack import storage_of
 from packs.store.locations import locate
 from tests.support.json_server import chat_reply, json_server
+from tests.support.storage import storage_of
 
 S3_SECRET = "SECRETs3Key-7f3a9c1e5b"
 S3_KEY_ID = "AKIASECRETID9F8E7D"

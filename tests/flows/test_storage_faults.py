@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 from flows.learning import recompute_utilities
 from packs import Pack
 from packs.errors import StorageError, TransientStorageError, is_transient
-from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.packs import table_versions
 from tests.support.proxy import FaultyHttpProxy, faulty_http_proxy
 from tests.support.s3 import S3Endpoint
+from tests.support.storage import storage_of
 from wolfie.cli import app
 
 pytestmark = [pytest.mark.s3, pytest.mark.slow]

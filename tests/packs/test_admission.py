@@ -12,7 +12,6 @@ import pytest
 
 from packs import Pack
 from packs.errors import InvalidInput, InvalidSettings
-from packs.held import admit, held
 
 ON = {"admission": {"policy": "on"}}
 HOST = ("What is the staging database host?", "The staging database host is db-old.internal")
@@ -73,12 +72,12 @@ def test_a_low_confidence_memory_is_held_until_a_repeat_confirms_it(gated: Pack)
     guess = gated.remember(*GUESS, confidence=0.3)
     assert guess.status == "held" and "confidence 0.30 is below 0.50" in (guess.reason or "")
     assert guess.id not in gated.search("staging database port").ids
-    assert [h.id for h in held(gated)] == [guess.id]
-    assert held(gated)[0].reason == guess.reason
+    assert [h.id for h in gated.probation.held()] == [guess.id]
+    assert gated.probation.held()[0].reason == guess.reason
     again = gated.remember(GUESS[0], GUESS[1] + ".")
     assert (again.id, again.status) == (guess.id, "merged")
     assert "was on probation" in (again.reason or "")
-    assert guess.id in gated.search("staging database port").ids and held(gated) == []
+    assert guess.id in gated.search("staging database port").ids and gated.probation.held() == []
 
 
 def test_a_positive_reward_of_its_episode_confirms_a_held_memory(gated: Pack) -> None:
@@ -94,7 +93,7 @@ def test_a_positive_reward_of_its_episode_confirms_a_held_memory(gated: Pack) ->
     )
     gated.feedback(other, -1.0)  # a bad outcome confirms nothing
     gated.feedback(episode, 1.0)
-    waiting = [h.id for h in held(gated)]
+    waiting = [h.id for h in gated.probation.held()]
     assert waiting == [wrong.id] and guess.id in gated.search("staging database port").ids
 
 
@@ -116,12 +115,12 @@ def test_a_poor_track_record_nearby_holds_a_memory(gated: Pack) -> None:
 def test_an_operator_admits_by_hand_and_scopes_see_only_their_own(gated: Pack) -> None:
     alice = gated.remember(*GUESS, confidence=0.1, scope="alice")
     bob = gated.remember(*GUESS, confidence=0.1, scope="bob")
-    assert [h.id for h in held(gated, "alice")] == [alice.id]
-    assert {h.id for h in held(gated, every=True)} == {alice.id, bob.id}
-    assert admit(gated, [alice.id or "", "m_unknown"]) == [alice.id]
+    assert [h.id for h in gated.probation.held("alice")] == [alice.id]
+    assert {h.id for h in gated.probation.held(every=True)} == {alice.id, bob.id}
+    assert gated.probation.admit([alice.id or "", "m_unknown"]) == [alice.id]
     assert alice.id in gated.search("staging database port", scope="alice").ids
     with pytest.raises(InvalidInput):
-        admit(gated, "m_x")  # type: ignore[arg-type]
+        gated.probation.admit("m_x")  # type: ignore[arg-type]
 
 
 def test_bad_admission_input_is_refused_and_changes_nothing(gated: Pack) -> None:

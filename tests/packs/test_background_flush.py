@@ -8,10 +8,10 @@ import threading
 import time
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.internals import services_of
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 SETTINGS = {"log_flush_rows": 12, "log_flush_seconds": 600.0, "k1": 5, "k2": 3, "delta": -1.0}
 

@@ -16,8 +16,8 @@ from packs.errors import (
     TextTooLong,
     UnknownEpisode,
 )
-from packs.pack import storage_of
 from tests.support.packs import HashEmbedder, table_versions
+from tests.support.storage import storage_of
 
 
 @pytest.fixture

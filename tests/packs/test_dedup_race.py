@@ -16,10 +16,10 @@ import pytest
 
 from packs import Pack
 from packs.near_duplicates import _fold, raise_merge_count  # private: _fold's races, the test
-from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support.packs import stored_rows
 from tests.support.remember_race import race
+from tests.support.storage import storage_of
 
 pytestmark = pytest.mark.slow
 

@@ -9,29 +9,29 @@ import pytest
 from packs import Pack
 from packs.bundles import load_bundle
 from packs.errors import InvalidInput
-from packs.eval_sets import EvalSetNotFound, read_eval_set, store_eval_set, stored_eval_sets
+from packs.eval_sets import EvalSetNotFound
 from packs.records import KnowledgeChunk
 
 LINE = '{"id": "q1", "query": "copy a file", "relevant": ["man/cp.1#0"]}\n'
 
 
 def check_store_and_replace(pack: Pack) -> None:
-    assert stored_eval_sets(pack) == []
-    first = store_eval_set(pack, "smoke", LINE, "smoke.jsonl")
-    assert read_eval_set(pack).jsonl == LINE and read_eval_set(pack, "smoke") == first
-    store_eval_set(pack, "smoke", LINE + LINE.replace("q1", "q2"), "smoke.jsonl")
-    store_eval_set(pack, "other", LINE)
-    assert [s.name for s in stored_eval_sets(pack)] == ["other", "smoke"]
-    assert read_eval_set(pack, "smoke").jsonl.count("\n") == 2  # replaced, not appended
+    assert pack.eval_sets.stored() == []
+    first = pack.eval_sets.save("smoke", LINE, "smoke.jsonl")
+    assert pack.eval_sets.read().jsonl == LINE and pack.eval_sets.read("smoke") == first
+    pack.eval_sets.save("smoke", LINE + LINE.replace("q1", "q2"), "smoke.jsonl")
+    pack.eval_sets.save("other", LINE)
+    assert [s.name for s in pack.eval_sets.stored()] == ["other", "smoke"]
+    assert pack.eval_sets.read("smoke").jsonl.count("\n") == 2  # replaced, not appended
     with pytest.raises(EvalSetNotFound, match="stores 2 eval sets"):
-        read_eval_set(pack)
+        pack.eval_sets.read()
 
 
 def test_store_read_and_replace_on_a_local_folder(tmp_root):
     with Pack.open("p", tmp_root) as pack:
         check_store_and_replace(pack)
     with Pack.open("p", tmp_root, read_only=True) as reader:
-        assert read_eval_set(reader, "other").jsonl == LINE
+        assert reader.eval_sets.read("other").jsonl == LINE
 
 
 @pytest.mark.s3
@@ -43,12 +43,12 @@ def test_store_read_and_replace_on_s3(s3):
 def test_missing_eval_set_says_how_to_fix_it(tmp_root):
     with Pack.open("p", tmp_root) as pack:
         with pytest.raises(EvalSetNotFound, match=r"stores no eval set.*eval_set\.jsonl"):
-            read_eval_set(pack)
-        store_eval_set(pack, "smoke", LINE)
+            pack.eval_sets.read()
+        pack.eval_sets.save("smoke", LINE)
         with pytest.raises(EvalSetNotFound, match="no eval set 'nope'; it stores smoke"):
-            read_eval_set(pack, "nope")
+            pack.eval_sets.read("nope")
         with pytest.raises(InvalidInput):
-            store_eval_set(pack, " ", LINE)
+            pack.eval_sets.save(" ", LINE)
 
 
 def test_bundle_stores_its_eval_set_with_memory_ids_resolved(tmp_path, tmp_root):
@@ -62,7 +62,7 @@ def test_bundle_stores_its_eval_set_with_memory_ids_resolved(tmp_path, tmp_root)
         (folder / f"{name}.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     with Pack.open("p", tmp_root) as pack:
         loaded = load_bundle(pack, folder)
-        stored = read_eval_set(pack)
+        stored = pack.eval_sets.read()
     memory_id = loaded.refs["memory:Wanted to give the trade more room"]
     assert loaded.eval_set == stored.name == "journal"
     assert json.loads(stored.jsonl)["relevant"] == {"book.md#0": 2, memory_id: 1}

@@ -15,7 +15,6 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidInput, ReadOnlyPack, UnknownEpisode, UnknownMemory
-from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
 from tests.support.forget_worker import recall_loop
 
@@ -56,7 +55,7 @@ def _build(root: str, options: dict[str, str] | None) -> dict[str, Any]:
         pack.flush()
         # One fragment per table: deleting one row of 34 leaves LanceDB's compaction (which
         # rewrites a fragment a tenth deleted) nothing to do; the purge's rewrite must.
-        maintain(pack)
+        pack.upkeep.maintain()
         assert versions_holding(pack, MARKER)  # the marker is stored before the forget
         rows = {m: pack.get(m) for m in (bob, shared)}
     return {"alice": alice, "bob": bob, "shared": shared, "episode": seen.episode_id, "rows": rows}
@@ -138,7 +137,7 @@ def test_maintain_purges_what_a_forget_without_purge_left(tmp_root):
         assert made["alice"] not in pack.search(QUERY, scope="alice").ids  # gone at once
         assert versions_holding(pack, MARKER)  # ... but older versions still hold it
         assert pack.query("forgotten", where={"purged_at": None}).height == 1
-        done = maintain(pack)
+        done = pack.upkeep.maintain()
         assert done.purged == 1
         assert not [v for v in versions_holding(pack, MARKER) if v.startswith("memories")]
         assert pack.query("forgotten", where={"purged_at": None}).height == 0

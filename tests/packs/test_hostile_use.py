@@ -40,13 +40,13 @@ from packs.errors import (
     is_transient,
 )
 from packs.hooks import register_hook, registered_hooks, unregister_hook
-from packs.pack import storage_of
 from packs.store import schemas as S
 from packs.store.faults import storage_step
 from packs.store.filters import tag
 from packs.store.locations import PackLocation, locate
 from tests.support.internals import services_of
 from tests.support.packs import HashEmbedder, stored_rows
+from tests.support.storage import storage_of
 
 ALPHA = 0.3
 # Every hit counts and nothing merges: the hash embedder's cosines mean nothing here.

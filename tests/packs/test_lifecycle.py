@@ -12,10 +12,9 @@ import pytest
 
 from packs import Pack
 from packs.errors import InvalidInput, InvalidSettings, UnknownMemory
-from packs.pack import storage_of
 from packs.store import schemas
-from packs.upkeep import maintain
 from tests.support.old_packs import cut_back
+from tests.support.storage import storage_of
 
 SOON_S = 3.0
 
@@ -39,7 +38,7 @@ def test_an_expired_memory_is_never_recalled_and_maintain_forgets_it(tmp_root):
         assert soon not in reader.search("guest wifi password").ids
         assert reader.get(soon)["id"] == soon  # expired, not yet forgotten
     with Pack.open("ttl", tmp_root) as pack:
-        report = maintain(pack)
+        report = pack.upkeep.maintain()
         assert report.expired == 1 and report.purged == 1
         with pytest.raises(UnknownMemory):
             pack.get(soon)

@@ -7,7 +7,6 @@ import pytest
 
 from packs import Pack
 from packs.errors import InvalidInput
-from packs.memory_table import memory_page
 from tests.support.packs import SeededEmbedder
 
 
@@ -21,28 +20,30 @@ def pack(tmp_path):
 
 
 def test_pages_sorts_and_searches(pack):
-    first = memory_page(pack, every=True, size=2, sort="age")
+    first = pack.memory_table.page(every=True, size=2, sort="age")
     assert (first.total, first.pages, len(first.rows)) == (6, 3, 2)
-    seen = [r.id for p in (1, 2, 3) for r in memory_page(pack, every=True, size=2, page=p).rows]
+    seen = [
+        r.id for p in (1, 2, 3) for r in pack.memory_table.page(every=True, size=2, page=p).rows
+    ]
     assert len(set(seen)) == 6
-    found = memory_page(pack, every=True, text="deploy STEP 3")
+    found = pack.memory_table.page(every=True, text="deploy STEP 3")
     assert [r.text for r in found.rows] == ["Deploy step 3 of the release"]
     episode = pack.recall("Deploy step 2 of the release", 1)
     pack.feedback(episode.episode_id or "", 1.0)
-    top = memory_page(pack, every=True, sort="utility").rows[0]
+    top = pack.memory_table.page(every=True, sort="utility").rows[0]
     assert top.id == episode.ids[0] and top.utility > 0
-    assert memory_page(pack, every=True, sort="uses").rows[0].uses == 1
+    assert pack.memory_table.page(every=True, sort="uses").rows[0].uses == 1
 
 
 def test_status_and_scope(pack):
-    assert memory_page(pack, scope="alice").total == 5  # the shared rows, not bob's
-    assert memory_page(pack, scope="bob").total == 6
-    old = memory_page(pack, every=True, text="step 1").rows[0].id
+    assert pack.memory_table.page(scope="alice").total == 5  # the shared rows, not bob's
+    assert pack.memory_table.page(scope="bob").total == 6
+    old = pack.memory_table.page(every=True, text="step 1").rows[0].id
     pack.supersede(old, reason="wrong")
-    superseded = memory_page(pack, every=True, status="superseded")
+    superseded = pack.memory_table.page(every=True, status="superseded")
     assert [(r.id, r.status) for r in superseded.rows] == [(old, "superseded")]
-    assert memory_page(pack, every=True, status="current").total == 5
-    assert memory_page(pack, every=True, status="held").total == 0
+    assert pack.memory_table.page(every=True, status="current").total == 5
+    assert pack.memory_table.page(every=True, status="held").total == 0
 
 
 @pytest.mark.parametrize(
@@ -58,4 +59,4 @@ def test_status_and_scope(pack):
 )
 def test_bad_input_is_refused(pack, bad):
     with pytest.raises(InvalidInput):
-        memory_page(pack, **bad)
+        pack.memory_table.page(**bad)

@@ -6,9 +6,9 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidSettings, PackNotFound, ReadOnlyPack, SchemaVersionError
-from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support.packs import stored_rows
+from tests.support.storage import storage_of
 
 
 def test_remember_creates_then_merges_a_near_duplicate(pack):

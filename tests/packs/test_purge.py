@@ -11,13 +11,12 @@ from datetime import timedelta
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.store import schemas, tombstones
 from packs.store.scopes import scope_digest
-from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
 from tests.support.late_rows import flush_late
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 MARKER = "Zebracorn"  # in Alice's metadata, question and idempotency key
 SCOPE = "Quokkaville"  # Alice's scope: its name is text of hers too
@@ -41,7 +40,7 @@ def test_a_purge_rebuilds_every_index_and_strips_the_keys_of_a_forgotten_scope(t
         hers = pack.recall(f"{MARKER} note about the shared notes", k=40, scope=SCOPE)
         assert set(hers.ids) - set(mine)  # a shared chunk is rewarded in her episode
         pack.feedback(hers.episode_id or "", 1.0, idempotency_key=f"{MARKER}-webhook-7")
-        maintain(pack, retention=timedelta(0), index_threshold=300)
+        pack.upkeep.maintain(retention=timedelta(0), index_threshold=300)
         kinds = {kind for kind, _, _ in storage_of(pack).indexes(schemas.MEMORIES)}
         assert {"LabelList", "BTree", "IvfSq"} <= kinds
         assert {"BTree"} == {k for k, _, _ in storage_of(pack).indexes(schemas.REWARD_EVENTS)}
@@ -92,7 +91,7 @@ def test_a_row_landing_after_the_purge_is_erased_by_the_next_maintain(tmp_root):
         go.set()
         worker.join(timeout=120)
     assert files_holding(pack, MARKER)  # the late episode landed after the purge
-    maintain(pack)  # default retention: a day of versions, yet the late row's go
+    pack.upkeep.maintain()  # default retention: a day of versions, yet the late row's go
     assert files_holding(pack, MARKER) == [] and versions_holding(pack, MARKER) == []
     assert pack.query("episodes").height == 0
     pack.close()

@@ -23,7 +23,6 @@ from packs.errors import (
     UnknownMemory,
 )
 from packs.records import MemoryVersion
-from packs.upkeep import maintain
 from tests.support.erasure import files_holding, versions_holding
 from tests.support.internals import services_of
 from tests.support.old_packs import cut_back
@@ -222,7 +221,7 @@ def test_forgetting_a_revised_memory_erases_its_old_text_too(tmp_root):
         for n in range(12):  # the forgotten row will be under a tenth of one fragment,
             pack.revise(kept, outcome=f"ordered {n}")  # which compaction alone keeps
         assert "memory_history" in " ".join(versions_holding(pack, marker))
-        maintain(pack)  # one fragment holds every revision: the purge must rewrite it
+        pack.upkeep.maintain()  # one fragment holds every revision: the purge must rewrite it
         report = pack.forget([made], purge=True)
         assert report.removed["memory_history"] == 1
         assert versions_holding(pack, marker) == [] and files_holding(pack, marker) == []

@@ -11,9 +11,8 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import EmbeddingMismatch, InvalidInput, SchemaVersionError
-from packs.eval_sets import read_eval_set, store_eval_set
+from packs.pack_io import PackNotEmpty, import_pack
 from packs.transfer.formats import MANIFEST
-from packs.transfer.pack_io import PackNotEmpty, export_pack, import_pack
 from tests.support.packs import HashEmbedder
 
 QUERIES = ["the deploy failed on a locked database", "clear the build cache", "flaky tests"]
@@ -49,7 +48,7 @@ def _build(root: Path) -> dict[str, str]:
         pack.recall(SCOPED[1], scope="alice")
         pack.revise(ids["cache"], response="Pin the dependency, then clear the cache.")
         pack.configure(lam=0.6)
-        store_eval_set(pack, "smoke", '{"query": "locked database", "relevant": ["x"]}\n')
+        pack.eval_sets.save("smoke", '{"query": "locked database", "relevant": ["x"]}\n')
     return ids
 
 
@@ -77,8 +76,8 @@ def exported(tmp_path_factory):
             "settings": (source.settings, source.settings_version),
         }
         files = {
-            "jsonl": export_pack(source, root / "source.jsonl"),
-            "parquet": export_pack(source, root / "source-export"),
+            "jsonl": source.transfer.export(root / "source.jsonl"),
+            "parquet": source.transfer.export(root / "source-export"),
         }
     return root, ids, expected, files
 
@@ -91,7 +90,7 @@ def _check_same(pack: Pack, ids: dict[str, str], expected: dict) -> None:
     assert (pack.settings, pack.settings_version) == expected["settings"]
     report = pack.rebuild_utilities(write=False)
     assert report.changed == 0 and report.max_utility_drift < 1e-9
-    assert read_eval_set(pack, "smoke").digest
+    assert pack.eval_sets.read("smoke").digest
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
@@ -142,7 +141,7 @@ def test_bad_exports_and_other_spaces_are_refused(exported, tmp_path):
     root, _ids, _expected, files = exported
     with Pack.open("hashed", tmp_path / "other", embedder=HashEmbedder()) as hashed:
         hashed.remember("anything", "at all")
-        alien = export_pack(hashed, tmp_path / "alien.jsonl")
+        alien = hashed.transfer.export(tmp_path / "alien.jsonl")
     with pytest.raises(EmbeddingMismatch, match="space"):
         import_pack(alien.path, "copy", tmp_path / "packs")
     assert not (tmp_path / "packs").exists()  # refused before a Pack was made
@@ -180,4 +179,4 @@ def test_bad_exports_and_other_spaces_are_refused(exported, tmp_path):
         Pack.open("source", root / "packs", read_only=True) as source,
         pytest.raises(InvalidInput, match="exists"),
     ):
-        export_pack(source, files["jsonl"].path)
+        source.transfer.export(files["jsonl"].path)

@@ -11,7 +11,8 @@ from urllib.parse import urlparse
 
 import lancedb
 
-from packs.pack import Pack, storage_of
+from packs.pack import Pack
+from tests.support.storage import storage_of
 
 
 def versions_holding(pack: Pack, marker: str) -> list[str]:

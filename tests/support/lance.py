@@ -9,7 +9,7 @@ from typing import Any
 import lancedb
 
 from packs import Pack
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 
 
 def lance_db(pack: Pack) -> Any:

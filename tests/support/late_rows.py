@@ -13,7 +13,7 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 from typing import Any
 
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 
 
 def flush_late(

@@ -9,8 +9,8 @@ import numpy as np
 
 from packs import Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
-from packs.pack import storage_of
 from packs.store.schemas import all_schemas
+from tests.support.storage import storage_of
 
 
 def table_versions(pack: Pack) -> dict[str, tuple[int, int]]:

@@ -8,7 +8,7 @@ import traceback
 from datetime import timedelta
 from typing import Any
 
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 
 
 def maintain_loop(root: str, seconds: float) -> dict[str, Any]:

@@ -19,10 +19,10 @@ import pyarrow as pa
 import pytest
 
 from packs import Pack
-from packs.pack import storage_of
 from packs.store import schemas as S
 from tests.support import tamper
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 REPO = Path(__file__).resolve().parents[2]
 

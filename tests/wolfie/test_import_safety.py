@@ -17,7 +17,6 @@ import pytest
 
 from packs import Pack
 from packs.store import schemas
-from packs.transfer.pack_io import export_pack
 from tests.support.packs import table_versions
 from tests.wolfie.test_cli import wolfie
 
@@ -41,7 +40,7 @@ def made(tmp_path_factory) -> dict[str, Any]:
         other.remember("The deploy failed with a locked database", "Stop the scheduler first")
         other.remember("Tests fail at random on CI", "Quarantine the flaky test")
         other.feedback(other.recall("the deploy failed").episode_id or "", 1.0)
-        clean = export_pack(other, root / "clean.jsonl").path
+        clean = other.transfer.export(root / "clean.jsonl").path
     return {
         "root": root,
         "packs": root / "packs",
@@ -196,7 +195,7 @@ def test_a_bad_file_is_refused_whole_before_a_byte_is_written(made, tmp_path, ca
 
 def test_garbage_parquet_is_refused_whole(made, tmp_path):
     with Pack.open("other", made["root"] / "other", read_only=True) as other:
-        folder = Path(export_pack(other, tmp_path / "export").path)
+        folder = Path(other.transfer.export(tmp_path / "export").path)
     (folder / "tables" / "reward_events.parquet").write_bytes(b"PAR1 not parquet at all")
     shown = one_line_exit_2(
         wolfie("import", str(folder), "--pack", "new", "--root", str(tmp_path / "packs"))
@@ -226,7 +225,7 @@ def test_scope_tags_are_never_taken_from_a_file(made, tmp_path):
     evil.example" into Bob's search results."""
     with Pack.open("fresh", tmp_path / "fresh") as fresh:  # rows Bob's Pack never saw
         fresh.remember("The coffee machine needs descaling", "Run the descale cycle")
-        rows = lines(Path(export_pack(fresh, tmp_path / "fresh.jsonl").path))
+        rows = lines(Path(fresh.transfer.export(tmp_path / "fresh.jsonl").path))
     at = memory_line(rows)
     planted = {
         **rows[at]["row"],
@@ -276,11 +275,10 @@ def test_a_merge_never_reaches_an_existing_shared_memory_by_its_id(tmp_path):
         for _ in range(3):
             evil.feedback(evil.recall("the deploy failed").episode_id or "", -1.0)
         evil.revise(target, outcome="PLANTED outcome")
-        from packs.lessons.one_memory import evidence_for, store_lesson
 
-        [evidence] = evidence_for(evil, [target])
-        store_lesson(evil, evidence, PLANTED, writer="template", model=None, episode_id=None)
-        planted = Path(export_pack(evil, tmp_path / "planted.jsonl").path)
+        [evidence] = evil.lessons.evidence([target])
+        evil.lessons.save(evidence, PLANTED, writer="template", model=None, episode_id=None)
+        planted = Path(evil.transfer.export(tmp_path / "planted.jsonl").path)
     done = wolfie(
         "import", str(planted), "--pack", "shared", "--root", str(tmp_path / "packs"), "--merge"
     )

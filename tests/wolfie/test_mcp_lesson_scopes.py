@@ -60,10 +60,8 @@ def test_a_scoped_sessions_lesson_of_a_shared_memory_stays_in_its_scope(tmp_root
 def test_forgetting_a_scope_takes_its_lessons_of_shared_memories(tmp_root: Path):
     memory, _template = seeded(tmp_root)
     with Pack.open("agents", tmp_root) as pack:
-        from packs.lessons.one_memory import evidence_for, store_lesson
-
-        [evidence] = evidence_for(pack, [memory], "mallory")
-        store_lesson(pack, evidence, EVIL, writer="w", model=None, episode_id=None, scope="mallory")
+        [evidence] = pack.lessons.evidence([memory], "mallory")
+        pack.lessons.save(evidence, EVIL, writer="w", model=None, episode_id=None, scope="mallory")
         assert pack.search(QUERY, scope="mallory").items[0].lesson == EVIL
         assert pack.forget(scope="mallory").removed["lesson_log"] == 1
         assert pack.search(QUERY, scope="mallory").items[0].lesson != EVIL

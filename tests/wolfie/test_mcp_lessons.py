@@ -18,7 +18,6 @@ from mcp import ClientSession
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData, TextContent
 
 from packs import Pack
-from packs.lessons.refresh import refresh_lessons
 from packs.lessons.writers import TemplateLessonWriter
 from tests.support.mcp_session import REPO, call, http_session, mcp_command, mcp_env
 from tests.support.mcp_session import stdio_session as stdio
@@ -39,7 +38,7 @@ def seeded(root: Path) -> tuple[str, str]:
     with Pack.open("agents", root) as pack:
         memory = pack.remember(INTENT, RESPONSE).id
         pack.feedback(pack.recall(QUERY).episode_id or "", 1.0)
-        assert refresh_lessons(pack, TemplateLessonWriter()).written == 1
+        assert pack.lessons.refresh(TemplateLessonWriter()).written == 1
         return memory, pack.get(memory)["experience_summary"]
 
 

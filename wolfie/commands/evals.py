@@ -164,7 +164,6 @@ def _require_pack(pack: str, root: str | None) -> None:
 def _store_eval_set(pack: str, root: str | None, eval_set: str | None, create: bool) -> str:
     """Store the ``--eval-set`` file with the Pack; returns the name it is stored under."""
     from evals.evalset import load_eval_set
-    from packs.eval_sets import store_eval_set
     from packs.pack import Pack
 
     if eval_set is None or not Path(eval_set).is_file():
@@ -172,7 +171,7 @@ def _store_eval_set(pack: str, root: str | None, eval_set: str | None, create: b
     path = Path(eval_set)
     load_eval_set(path)  # refuse a malformed set before it is stored
     with Pack.open(pack, root, create=create) as handle:
-        store_eval_set(handle, path.stem, path.read_text(encoding="utf-8"), str(path))
+        handle.eval_sets.save(path.stem, path.read_text(encoding="utf-8"), str(path))
     console.print(f"Stored eval set {path.stem!r} with Pack {pack!r}.")
     return path.stem
 

@@ -15,7 +15,7 @@ from rich.text import Text
 from wolfie.commands.options import JsonArg, PackArg, RootArg
 
 if TYPE_CHECKING:  # the engine loads LanceDB: only inside a command (wolfie --help stays fast)
-    from packs.transfer.pack_io import TransferReport
+    from packs.transfer.service import TransferReport
 
 console = Console()
 
@@ -33,10 +33,9 @@ def export(file: FileArg, pack: PackArg, root: RootArg = None, as_json: JsonArg 
     """Write every table of the Pack (rows, embeddings, learned state, the reward log,
     every settings version) to FILE: a new directory of Parquet files, or a .jsonl file."""
     from packs.pack import Pack
-    from packs.transfer.pack_io import export_pack
 
     with Pack.open(pack, root, read_only=True) as handle:
-        report = export_pack(handle, file)
+        report = handle.transfer.export(file)
     _show(report, as_json, f"Exported Pack {report.pack} to {report.path} ({report.format})")
 
 
@@ -62,7 +61,7 @@ def import_(
     whole file is checked before anything is written; a file from another embedding space
     is refused, and so is a scoped row unless --scope or --keep-scopes says whose it is.
     Utilities are rebuilt from the log."""
-    from packs.transfer.pack_io import import_pack
+    from packs.pack_io import import_pack
 
     report = import_pack(file, pack, root, merge=merge, scope=scope, keep_scopes=keep_scopes)
     merged = " (merged)" if report.merged else ""

@@ -2,7 +2,7 @@
 retire a memory, and run the nightly upkeep by hand.
 
 Thin wrappers over the front door (:mod:`wolfie.front_door`) and the engine's upkeep
-(:func:`packs.upkeep.maintain`, what the ``maintain-pack`` flow runs: no Prefect needed).
+(``pack.upkeep.maintain``, what the ``maintain-pack`` flow runs: no Prefect needed).
 Text from the Pack prints literally (Rich ``Text``), never as markup.
 """
 
@@ -125,10 +125,9 @@ def maintain(
     indexes that are due."""
     from packs.pack import Pack
     from packs.records import json_safe
-    from packs.upkeep import maintain as maintain_pack
 
     with Pack.open(pack, root, create=False) as handle:
-        report: dict[str, Any] = json_safe(maintain_pack(handle))
+        report: dict[str, Any] = json_safe(handle.upkeep.maintain())
     if as_json:
         _print_json(report)
         return

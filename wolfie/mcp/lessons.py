@@ -37,7 +37,6 @@ from mcp.types import (
     TextContent,
 )
 
-from packs.lessons.one_memory import evidence_for, store_lesson
 from packs.lessons.writers import (
     SAMPLING_WRITER,
     LessonEvidence,
@@ -101,7 +100,7 @@ class SampledLessons:
         evidence it is asked with holds only what its scope sees."""
         wanted = list(dict.fromkeys(memory_ids))
         asked, rest = wanted[: self.limits.per_call], wanted[self.limits.per_call :]
-        found = await anyio.to_thread.run_sync(evidence_for, self.pack, asked, scope)
+        found = await anyio.to_thread.run_sync(self.pack.lessons.evidence, asked, scope)
         episode = (episode_id, scope)
         notes = [await self._one(ctx, evidence, episode, fallback) for evidence in found]
         limit = f"at most {self.limits.per_call} lessons per call"
@@ -158,8 +157,7 @@ class SampledLessons:
         episode_id, scope = episode
 
         def write() -> None:
-            store_lesson(
-                self.pack,
+            self.pack.lessons.save(
                 evidence,
                 lesson,
                 writer=writer,

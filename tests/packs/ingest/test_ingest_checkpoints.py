@@ -10,8 +10,8 @@ from packs import Pack
 from packs.errors import StorageError, TransientStorageError, is_transient
 from packs.ingest.checkpoints import CheckpointKeys as Keys
 from packs.ingest.target import IngestTarget
-from packs.pack import storage_of
 from tests.support.media import closed_port
+from tests.support.storage import storage_of
 
 
 def _targets(tmp_root: Path, s3) -> dict[str, IngestTarget]:

@@ -8,9 +8,9 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.learning.context import ContextIndex, history_entry
 from packs.learning.kernel import contextual_utility
-from packs.pack import storage_of
 from packs.settings import ContextSettings
 from tests.support.internals import services_of
+from tests.support.storage import storage_of
 
 DIM = 4
 

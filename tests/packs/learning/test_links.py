@@ -9,11 +9,11 @@ import pytest
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
 from packs.learning.context import ContextIndex
-from packs.pack import storage_of
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import phase_a
 from packs.settings import ContextSettings
 from packs.store import schemas
+from tests.support.storage import storage_of
 
 DIM = 8
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from packs import Pack
 from packs.learning.replay import ORDER, replay, replay_loop
-from packs.pack import storage_of
+from tests.support.storage import storage_of
 
 
 def events_frame(rows):

@@ -7,7 +7,6 @@ import json
 from dataclasses import replace
 
 from packs import Pack
-from packs.lessons.refresh import refresh_lessons
 from packs.lessons.writers import (
     LessonEvidence,
     LessonWriterError,
@@ -101,7 +100,7 @@ def test_url_password_never_in_errors_or_lesson_log(tmp_root):
             )
             recall = pack.recall("Missed the breakout")
             pack.feedback(recall.episode_id, -1.0)
-            report = refresh_lessons(pack, writer, None)
+            report = pack.lessons.refresh(writer, None)
             log = pack.query("lessons").to_dicts()
         sent = s.requests[0]["headers"]["authorization"]
     assert "HTTP 400" in error and PASSWORD not in error and PASSWORD not in repr(writer)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from packs import Pack
-from packs.lessons.one_memory import evidence_for, store_lesson
 from packs.lessons.writers import lesson_prompt
 
 
@@ -16,16 +15,16 @@ def test_a_lesson_is_stored_with_its_writer_model_prompt_and_episode(pack: Pack)
     episode = pack.recall("the nightly export times out").episode_id or ""
     pack.feedback(episode, 1.0)
     pack.feedback(pack.recall("nightly export timeout").episode_id or "", -0.5)
-    [evidence] = evidence_for(pack, [memory, "m_unknown", memory])
+    [evidence] = pack.lessons.evidence([memory, "m_unknown", memory])
     assert evidence.recent_rewards == (1.0, -0.5) and evidence.reward_count == 2
     assert evidence.previous_lesson is None
     assert "Situation: Nightly export timed out" in lesson_prompt(evidence)
-    store_lesson(
-        pack, evidence, "Split big exports.", writer="mcp-sampling", model="m-1", episode_id=episode
+    pack.lessons.save(
+        evidence, "Split big exports.", writer="mcp-sampling", model="m-1", episode_id=episode
     )
-    [again] = evidence_for(pack, [memory])
-    store_lesson(
-        pack, again, "Split exports by day.", writer="template", model=None, episode_id=None
+    [again] = pack.lessons.evidence([memory])
+    pack.lessons.save(
+        again, "Split exports by day.", writer="template", model=None, episode_id=None
     )
     row = pack.get(memory)
     assert row["experience_summary"] == "Split exports by day."
@@ -47,7 +46,7 @@ def test_the_prompt_takes_a_memory_text_as_data(pack: Pack) -> None:
     """Braces in a memory are text, not template fields (str.format reads the template's
     fields only)."""
     memory = pack.remember("Saw {intent} and {0} in a log", "Escaped the {braces}").id
-    [evidence] = evidence_for(pack, [memory])
+    [evidence] = pack.lessons.evidence([memory])
     prompt = lesson_prompt(evidence)
     assert "Situation: Saw {intent} and {0} in a log" in prompt
     with pytest.raises(KeyError):

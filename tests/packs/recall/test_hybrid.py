@@ -13,11 +13,11 @@ from __future__ import annotations
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.recall.lexical import LexicalIndex
 from packs.recall.ranking import RankWeights, blended_relevance, fused_relevance
 from tests.support.internals import without_vector_cache
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 NEEDLE = "Melanie signed up for a pottery class on Saturday"
 

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.recall import phases
 from packs.recall.candidates import RecallQuery
 from packs.store import maintenance, schemas
 from packs.store.scopes import visible_clause
-from packs.upkeep import maintain
 from tests.support.internals import services_of, without_vector_cache
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 DIM = 16
 K1 = 10
@@ -90,7 +89,7 @@ def scoped(tmp_path, monkeypatch):
             for i in range(1_500)
         ]
         handle.add_knowledge(chunks)
-        built = maintain(handle, retention=timedelta(0), index_threshold=1_000)
+        built = handle.upkeep.maintain(retention=timedelta(0), index_threshold=1_000)
         assert "memories.tags (label_list)" in built.indexes_built
         yield handle
 

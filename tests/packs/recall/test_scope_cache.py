@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.recall import scope_cache
 from packs.recall.indexed import CANDIDATE_COLUMNS
 from packs.store import schemas
 from packs.store.lifecycle import EXPIRES
 from packs.store.scopes import visible_clause
-from packs.upkeep import maintain
 from tests.support.internals import services_of, without_vector_cache
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 DIM = 16
 RECALLED = [*CANDIDATE_COLUMNS, EXPIRES]  # what a recall caches (with expiry)
@@ -37,7 +36,7 @@ def pack(tmp_path):
             for i in range(1_500)
         )
         handle.add_knowledge(KnowledgeChunk(f"shared {i}", "faq.md", i) for i in range(20))
-        maintain(handle, retention=timedelta(0), index_threshold=1_000)
+        handle.upkeep.maintain(retention=timedelta(0), index_threshold=1_000)
         yield handle
 
 

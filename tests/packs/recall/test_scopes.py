@@ -6,8 +6,8 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.errors import InvalidInput
-from packs.pack import storage_of
 from packs.store import schemas
+from tests.support.storage import storage_of
 
 QUESTION = "How do I reset my password?"
 ANSWER = "Open the account page and choose reset."

@@ -14,13 +14,13 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings.cache import QueryEmbeddingCache
-from packs.pack import storage_of
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import schemas
 from packs.store.scopes import visible_clause
 from tests.support.internals import services_of
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 DIM = 32
 OPEN_ALL = {"delta": -1.0, "k1": 10, "k2": 3}  # no similarity floor: compare whole top-k1

@@ -15,10 +15,10 @@ import pyarrow as pa
 import pytest
 
 from packs import Pack
-from packs.pack import storage_of
 from packs.store import schemas as S
 from packs.store.rows import stable_hash
 from tests.support.packs import HashEmbedder
+from tests.support.storage import storage_of
 
 OPEN = {"delta": -1.0, "k1": 10, "k2": 2, "dedup_threshold": 1.0}
 

@@ -17,15 +17,14 @@ import pytest
 
 from packs import KnowledgeChunk, Pack
 from packs.embeddings import EmbeddingInfo, EmbeddingProvider, Vectors
-from packs.pack import storage_of
 from packs.recall.candidates import RecallQuery
 from packs.recall.phases import CANDIDATE_COLUMNS, phase_a
 from packs.store import maintenance, schemas
 from packs.store.gateway import VECTOR_COLUMN
 from packs.store.scopes import visible_clause
-from packs.upkeep import maintain
 from tests.support.internals import services_of, without_vector_cache
 from tests.support.lance import lance_table
+from tests.support.storage import storage_of
 
 DIM = 32
 ROWS = 3_000
@@ -72,7 +71,7 @@ def open_pack(root: object, **kwargs: object) -> Pack:
 def indexed_pack(root: object, **kwargs: object) -> Pack:
     pack = open_pack(root, **kwargs)
     pack.add_knowledge(chunks(ROWS, "base.md"))
-    report = maintain(pack, retention=timedelta(0), index_threshold=THRESHOLD)
+    report = pack.upkeep.maintain(retention=timedelta(0), index_threshold=THRESHOLD)
     assert "memories.intent_embedding (ivf_sq, cosine)" in report.indexes_built
     assert VECTOR_COLUMN in storage_of(pack).indexed_columns(schemas.MEMORIES)
     return pack
@@ -139,7 +138,7 @@ def test_rows_added_after_the_index_are_found_at_once(tmp_root):
     with indexed_pack(tmp_root) as pack:
         late_rows_found_at_once(pack)
         assert recall_at_k1(pack) >= 0.95
-        maintain(pack, retention=timedelta(0), index_threshold=THRESHOLD)  # folds them in
+        pack.upkeep.maintain(retention=timedelta(0), index_threshold=THRESHOLD)  # folds them in
         late_rows_found_at_once(pack)  # the same texts again: no duplicates, still found
 
 

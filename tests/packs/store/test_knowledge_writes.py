@@ -8,9 +8,9 @@ import multiprocessing as mp
 from multiprocessing.synchronize import Barrier
 
 from packs import KnowledgeChunk, Pack
-from packs.pack import storage_of
 from packs.store import schemas
 from tests.support.packs import SeededEmbedder
+from tests.support.storage import storage_of
 
 CHUNKS = [
     KnowledgeChunk(f"Runbook step {i}: check gauge {i * 7}.", "runbook.md", i) for i in range(300)
