@@ -11,7 +11,8 @@ so four checks decide, each measured on ``packs/data/corrections/response_pairs.
 
 - **values**: the new response names a value the old one did not: a token with a digit,
   with inner punctuation (a host, a path, a version), or a capitalised name inside a
-  sentence, that the old response does not hold anywhere. Dropping a value is not a
+  sentence, that the old response does not hold anywhere (an acronym of its words, "DB"
+  for "database" or "PR" for "pull request", it holds). Dropping a value is not a
   change: a shorter repeat merges;
 - **negation**: one response negates ("not", "never", "no longer", ...) and the other
   does not;
@@ -134,7 +135,13 @@ def compare_responses(old: str, new: str, cosine: float) -> Comparison:
     # a value is new when the old text lacks it anywhere, as a value or as a word: a name
     # that opened the old sentence ("Terraform state lives in ...") is not new later on
     known = {t.casefold() for t in values(old_tokens)} | {t.casefold() for t in old_tokens}
-    added = tuple(dict.fromkeys(t for t in values(new_tokens) if t.casefold() not in known))
+    added = tuple(
+        dict.fromkeys(
+            t
+            for t in values(new_tokens)
+            if t.casefold() not in known and not abbreviates(t, old_tokens)
+        )
+    )
     old_stems, new_stems = stems(old), stems(new)
     return Comparison(
         cosine=cosine,
@@ -144,6 +151,29 @@ def compare_responses(old: str, new: str, cosine: float) -> Comparison:
         dropped=dropped_words(old_tokens, new_stems),
         added_words=len(set(new_stems) - set(old_stems)),
     )
+
+
+def abbreviates(value: str, old: list[str]) -> bool:
+    """``value`` abbreviates words the old text holds, so it names no new value (issue
+    42, dev split: "DB" for "database", "PR" for "pull request"): an all-capital word
+    that is the initials of consecutive old words, or a contraction of one old word (its
+    first letter, then some of its later letters in order). One capital letter is not an
+    abbreviation: "plan A" to "plan B" changes a value."""
+    if not (value.isalpha() and value.isupper() and len(value) > 1):
+        return False
+    short = value.casefold()
+    words = [w.casefold() for w in old if w not in {".", ","}]
+    for i in range(len(words) - len(short) + 1):
+        if "".join(w[0] for w in words[i : i + len(short)]) == short:
+            return True
+    return any(
+        len(w) > len(short) and w[0] == short[0] and _in_order(short[1:], w[1:]) for w in words
+    )
+
+
+def _in_order(letters: str, word: str) -> bool:
+    rest = iter(word)
+    return all(c in rest for c in letters)
 
 
 def dropped_words(old: list[str], new_stems: list[str]) -> tuple[str, ...]:

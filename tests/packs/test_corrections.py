@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from packs import Pack
+from packs.admission.compare import abbreviates, tokens
 from packs.corrections import Corrections
 from packs.errors import InvalidInput, UnknownMemory
 
@@ -91,7 +92,10 @@ def test_the_issue_case_supersedes_and_recall_shows_only_the_new_fact(pack: Pack
 
 def test_a_reworded_correction_supersedes_the_correction_before_it(pack: Pack) -> None:
     first, second = pack.remember(*OLD), pack.remember(*NEW)
-    third = pack.remember(*REWORDED)
+    # the correction said again in other words ("DB" for "database") repeats it (issue 42)
+    same = pack.remember(*REWORDED)
+    assert (same.status, same.id) == ("merged", second.id)
+    third = pack.remember(REWORDED[0], "Staging DB now lives on db-3.internal")
     assert (third.status, third.superseded) == ("superseded", second.id)
     shown = [item.id for item in pack.recall("Which host runs the staging database?").items]
     assert third.id in shown and first.id not in shown and second.id not in shown
@@ -119,6 +123,43 @@ def test_a_shorter_repeat_keeps_what_was_learned(pack: Pack) -> None:
     assert (again.status, again.id) == ("merged", old.id)
     row = pack.get(old.id)
     assert row["superseded_at"] is None and row["utility"] == learned
+
+
+ROLLBACK = "How do we roll back the staging database?"
+
+
+def test_an_abbreviated_repeat_keeps_what_was_learned(pack: Pack) -> None:
+    """Bug (issue 42): "DB" for "database" read as a new value, so the same advice
+    superseded its memory and the new one started from zero utility."""
+    old = pack.remember(ROLLBACK, "Restore the staging database from the latest snapshot")
+    pack.feedback(pack.recall("roll back staging database").episode_id or "", 1.0)
+    learned = pack.get(old.id)["utility"]
+    assert learned > 0
+    again = pack.remember(ROLLBACK, "Restore the staging DB from the latest snapshot")
+    assert (again.status, again.id) == ("merged", old.id)
+    row = pack.get(old.id)
+    assert row["superseded_at"] is None and row["utility"] == learned
+
+
+@pytest.mark.parametrize(
+    ("value", "old", "held"),
+    [
+        ("DB", "The staging database host", True),  # a contraction of one word
+        ("PR", "open a pull request", True),  # initials of consecutive words
+        ("RDS", "Restore the database from a snapshot", False),
+        ("B", "Use plan A", False),  # one capital names a value
+        ("Db", "the database", False),  # not all capitals
+    ],
+)
+def test_what_counts_as_an_abbreviation_of_the_old_words(value: str, old: str, held: bool) -> None:
+    assert abbreviates(value, tokens(old)) is held
+
+
+def test_an_acronym_the_old_words_do_not_spell_is_still_a_correction(pack: Pack) -> None:
+    old = pack.remember(ROLLBACK, "Restore the staging database from the latest snapshot")
+    new = pack.remember(ROLLBACK, "Restore the staging database from the latest RDS backup")
+    assert (new.status, new.superseded) == ("superseded", old.id)
+    assert "RDS" in (new.reason or "")
 
 
 def test_five_corrections_between_unrelated_notes_recall_only_the_newer_fact(

@@ -135,3 +135,19 @@ def test_remember_supersedes_states_a_correction_from_the_shell(tmp_path: Path):
     bad = wolfie("remember", INTENT, "Split it.", *args, "--supersedes", "m_nope")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "m_nope" in bad.stderr
+
+
+def test_an_abbreviated_repeat_merges_from_the_shell(tmp_path: Path):
+    """Issue 42: the same advice with "DB" for "database" merges into its memory (it used
+    to supersede it, resetting what was learned); a new value still supersedes."""
+    args = ["--pack", "ops", "--root", str(tmp_path / "packs"), "--json"]
+    intent = "How do we roll back the staging database?"
+    old = _json(
+        wolfie("remember", intent, "Restore the staging database from the latest snapshot", *args)
+    )
+    again = _json(
+        wolfie("remember", intent, "Restore the staging DB from the latest snapshot", *args)
+    )
+    assert (again["status"], again["id"]) == ("merged", old["id"])
+    new = _json(wolfie("remember", intent, "Restore the staging DB from snapshot 42", *args))
+    assert (new["status"], new["superseded"]) == ("superseded", old["id"])

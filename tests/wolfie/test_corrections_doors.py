@@ -37,7 +37,8 @@ def test_the_cli_supersedes_and_recalls_only_the_new_fact(tmp_root: Path):
     assert said.returncode == 0, said.stderr
     assert f"supersedes memory {old['id']}" in said.stdout and "db-new.internal" in said.stdout
     again = _json(wolfie("remember", *REWORDED, *pack, "--json"))
-    assert again["status"] == "superseded" and again["superseded"] != old["id"]
+    # the correction again in other words ("DB" for "database"): a repeat (issue 42)
+    assert again["status"] == "merged" and again["id"] != old["id"]
     recalled = _json(wolfie("recall", QUESTION, *pack, "--json"))
     assert "db-new.internal" in recalled["prompt"] and "db-old.internal" not in recalled["prompt"]
     assert [i["id"] for i in recalled["items"]] == [again["id"]]
