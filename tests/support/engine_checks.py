@@ -225,7 +225,7 @@ def check_utility_movement(target: PackTarget) -> str:
         expect(
             len(injected) == pack.settings.ranking.k2, f"expected k2 injected items, got {injected}"
         )
-        expect(all(item.utility == 0.0 for item in recall.items), "utilities must start at 0")
+        expect(all(item.track_record == 0.0 for item in recall.items), "utilities must start at 0")
         episode = logged(recall)
         idle = [m for m in [*related, off_topic] if m not in injected]
         for rating, expected in ((1.0, Q_AFTER_WIN), (-1.0, Q_AFTER_WIN_LOSS)):

@@ -290,5 +290,5 @@ def test_a_merge_never_reaches_an_existing_shared_memory_by_its_id(tmp_path):
         assert [v.to_dict() for v in pack.history(target)] == versions
         assert pack.count() == count + 1  # the file's copy: a new row, its own id
         [copy] = [i for i in pack.search(intent, k=5).items if i.id != target]
-        assert copy.text == intent and copy.utility < 0 and PLANTED in (copy.lesson or "")
+        assert copy.text == intent and copy.track_record < 0 and PLANTED in (copy.lesson or "")
         assert pack.query("rewards", where={"memory_id": target}).height == 1

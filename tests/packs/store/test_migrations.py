@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from packs import Pack, Rating
-from packs.memory_table import memory_page
 from packs.probation import held_memories
 from packs.store import migrate
 from packs.store.gateway import PackStore
@@ -53,8 +52,8 @@ def test_a_pack_of_each_schema_reads_as_it_is_then_upgrades_once(tmp_root, versi
         assert held["id"] in reader.search("printer jams").ids
         assert reader.get(held["id"])["intent_text"] == INTENT
         assert [v.event for v in reader.history(held["id"])] == ["remember"]
-        assert [r.id for r in memory_page(reader).rows] == [held["id"]]
-        assert memory_page(reader, status="held").rows == ()
+        assert [r.id for r in reader.memory_table.page().rows] == [held["id"]]
+        assert reader.memory_table.page(status="held").rows == ()
     assert held_memories(PackStore(locate("old", tmp_root, None), read_only=True)) == []
     assert meta_of(tmp_root, "old")[1] == meta_version and columns_of(tmp_root, "old") == shape
 
