@@ -25,6 +25,11 @@ TOKEN = "load-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CLIENTS = 200
 PROPAGATION_S = 2.0  # the bound for a reward to rank in another process
+# A pooled connection idle this long is dropped by the client, well before uvicorn closes
+# it (its default keep-alive timeout, 5 s): otherwise a request sent on a connection the
+# server is closing that instant fails with ReadError, a keep-alive race of the client's
+# pool, not a lost write (seen once in a fresh-clone run at 200 clients).
+KEEPALIVE_S = 1.0
 TOPICS = ("stop loss", "position size", "news spike", "gap at the open", "losing streak")
 
 
@@ -51,7 +56,7 @@ def test_200_concurrent_recalls_and_feedbacks_lose_nothing(tmp_path: Path):
         seed(pack)
 
     async def burst(url: str) -> list[tuple[str, int]]:
-        limits = httpx.Limits(max_connections=CLIENTS)
+        limits = httpx.Limits(max_connections=CLIENTS, keepalive_expiry=KEEPALIVE_S)
         async with httpx.AsyncClient(
             base_url=url, headers=AUTH, timeout=300, limits=limits
         ) as client:
