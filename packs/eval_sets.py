@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from packs.deprecations import moved
+from packs.deprecation import moved
 from packs.errors import EvalSetNotFound, InvalidInput
 from packs.store import schemas
 from packs.store.gateway import PackStore

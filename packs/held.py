@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Protocol
 
-from packs.deprecations import moved
+from packs.deprecation import moved
 from packs.errors import InvalidInput
 from packs.journal.flush import Flusher
 from packs.probation import Probation, held_memories

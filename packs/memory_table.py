@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from packs.deprecations import moved
+from packs.deprecation import moved
 from packs.errors import InvalidInput
 from packs.journal.flush import Flusher
 from packs.records import Record

@@ -13,7 +13,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from packs.deprecations import moved
+from packs.deprecation import moved
 from packs.forget import ForgetService
 from packs.journal.flush import Flusher
 from packs.settings import ActiveSettings

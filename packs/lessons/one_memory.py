@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from packs.deprecations import moved
+from packs.deprecation import moved
 from packs.lessons.service import LessonService
 from packs.lessons.writers import LessonEvidence
 

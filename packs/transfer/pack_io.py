@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from packs.deprecations import moved
+from packs.deprecation import moved
 from packs.errors import PackNotEmpty
 from packs.transfer.service import (
     CONTENT,
